@@ -1,0 +1,171 @@
+"""Static analysis: triggers that can never fire and undecided races."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from triggers import Finding, RecordError, SpecError, analyse, build_spec, decode
+
+PHASES = ("phase1", "phase2", "phase3")
+
+
+def findings(*triggers: dict[str, Any], time_limit: float | None = None) -> list[Finding]:
+    """Analyse a spec over three phases."""
+    return analyse(build_spec(PHASES, list(triggers), time_limit=time_limit))
+
+
+def t(trigger_id: str, condition: str, unlocks: str | None = None, **kw: Any) -> dict[str, Any]:
+    """A trigger dict."""
+    return {"id": trigger_id, "condition": condition, "unlocks": unlocks, "message": "m", **kw}
+
+
+def test_a_sound_chain_has_no_findings() -> None:
+    """phase1 → phase2 → phase3 on passing tests, with an exclusive deadline, is clean."""
+    assert (
+        findings(
+            t("a", "phase1_tests_pass", "phase2"),
+            t("late", "time_elapsed > 30min and phase1_tests_not_pass", "phase2"),
+            t("b", "phase2_tests_pass", "phase3"),
+            t("c", "fired(b) and tests_passed(phase3) >= 1"),
+        )
+        == []
+    )
+
+
+def test_unlocking_the_first_phase_never_fires() -> None:
+    """The first phase is unlocked from the start."""
+    assert findings(t("a", "always", "phase1")) == [
+        Finding("a", "unlocks", "can never fire: phase1 is unlocked from the start")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("condition", "fragment"),
+    [
+        (
+            "phase1_tests_pass and phase1_tests_not_pass",
+            "needs both tests_pass(phase1) and its opposite",
+        ),
+        ("commits > 2 and not commits > 2", "needs both commits > 2 and its opposite"),
+        ("commits > 2 and commits <= 2", "needs both commits > 2 and its opposite"),
+        ("time_elapsed > 10m and time_elapsed < 5m", "time_elapsed bounds"),
+        ("time_elapsed >= 10m and time_elapsed < 10m", "its opposite"),
+        ("time_elapsed >= 10m and time_elapsed <= 5m", "time_elapsed bounds"),
+        ("time_elapsed > 10m and 10m >= time_elapsed", "time_elapsed bounds"),
+        ("time_elapsed > 2h", "after the session's time limit of 1h"),
+        ("time_elapsed == 90min", "after the session's time limit"),
+    ],
+)
+def test_contradictions(condition: str, fragment: str) -> None:
+    """A conjunction that cannot hold is reported."""
+    result = findings(t("x", condition), time_limit=3600.0)
+    assert len(result) == 1
+    assert fragment in result[0].message
+
+
+def test_limit_itself_is_reachable_with_ge() -> None:
+    """``time_elapsed >= limit`` can still fire at the limit (triggers go before the end)."""
+    assert findings(t("x", "time_elapsed >= 1h"), time_limit=3600.0) == []
+
+
+def test_limit_exactly_with_gt_is_unreachable() -> None:
+    """``time_elapsed > limit`` cannot."""
+    assert findings(t("x", "time_elapsed > 1h"), time_limit=3600.0)[0].field == "condition"
+
+
+def test_waiting_on_a_locked_phase_never_fires() -> None:
+    """A trigger that needs phase2's tests to pass but is what unlocks phase2 is dead."""
+    assert findings(t("a", "phase2_tests_pass", "phase2")) == [
+        Finding(
+            "a",
+            "condition",
+            "can never fire: it needs phase2 unlocked, "
+            "and phase2 is never unlocked before it fires",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "tests_passed(phase3) >= 1",
+        "1 <= tests_passed(phase3)",
+        "tests_passed(phase3) > 0",
+        "phase_unlocked(phase3)",
+    ],
+)
+def test_counting_tests_of_a_locked_phase(condition: str) -> None:
+    """Counting passes of a never-unlocked phase is dead too."""
+    assert findings(t("a", condition))[0].message.startswith("can never fire: it needs phase3")
+
+
+def test_tests_passed_at_zero_needs_nothing() -> None:
+    """``tests_passed(p) >= 0`` holds before p runs, so it needs nothing."""
+    assert findings(t("a", "tests_passed(phase3) >= 0")) == []
+
+
+def test_waiting_on_a_dead_trigger() -> None:
+    """A trigger that waits for a dead trigger is dead as well."""
+    result = findings(
+        t("a", "phase2_tests_pass", "phase2"), t("b", "fired(a)"), t("c", "delivered(a) or always")
+    )
+    assert [f.trigger for f in result] == ["a", "b"]
+    assert "trigger 'a' never fires before it" in result[1].message
+
+
+def test_race_between_unlockers() -> None:
+    """Two unlockers of one phase with overlapping conditions and equal priority are a race."""
+    result = findings(t("a", "phase1_tests_pass", "phase2"), t("b", "commits >= 1", "phase2"))
+    assert [(f.trigger, f.field) for f in result] == [("b", "unlocks")]
+    assert "races 'a'" in result[0].message
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "extra"),
+    [
+        ("phase1_tests_pass", "commits >= 1", {"priority": 1}),
+        ("phase1_tests_pass", "not phase1_tests_pass", {}),
+        ("time_elapsed < 10m", "time_elapsed >= 10m", {}),
+        ("time_elapsed <= 10m", "time_elapsed > 10m", {}),
+        ("commits > 1", "not commits > 1 and always", {}),
+    ],
+)
+def test_decided_races(first: str, second: str, extra: dict[str, Any]) -> None:
+    """Priority or exclusive conditions decide which unlocker wins."""
+    assert findings(t("a", first, "phase2"), t("b", second, "phase2", **extra)) == []
+
+
+def test_disjunction_is_not_analysed() -> None:
+    """A condition that is an ``or`` makes no provable requirement."""
+    assert findings(t("a", "phase3_tests_pass or always", "phase2")) == []
+
+
+def test_spec_errors_name_the_trigger() -> None:
+    """build_spec reports the trigger or end condition at fault."""
+    with pytest.raises(SpecError, match="trigger 'x': column 1: unknown name"):
+        build_spec(PHASES, [t("x", "nonsense")])
+    with pytest.raises(SpecError, match="end condition"):
+        build_spec(PHASES, [], end="phase9_tests_pass")
+    with pytest.raises(SpecError, match="at least one phase"):
+        build_spec((), [])
+
+
+@pytest.mark.parametrize(
+    ("record", "fragment"),
+    [
+        ({"kind": "nope"}, "unknown record kind"),
+        ({}, "unknown record kind"),
+        ({"kind": "clock.tick"}, "malformed"),
+    ],
+)
+def test_decode_errors(record: dict[str, Any], fragment: str) -> None:
+    """Records that are not events or actions are refused clearly."""
+    with pytest.raises(RecordError, match=fragment):
+        decode(record)
+
+
+def test_file_predicates_need_nothing() -> None:
+    """Workspace predicates make no phase or trigger requirement."""
+    assert findings(t("a", 'file_exists("NOTES.md") and file_changed("*.py")')) == []

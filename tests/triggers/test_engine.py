@@ -1,0 +1,475 @@
+"""The trigger engine: state machines, unlocking, delivery bookkeeping and session end."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from triggers import (
+    AgentExited,
+    AgentOutput,
+    AgentStarted,
+    AgentTurnEnded,
+    ClockTick,
+    CommitMade,
+    EndSession,
+    Engine,
+    EngineError,
+    FileChange,
+    FilesChanged,
+    MessageDelivered,
+    MessageQueued,
+    PhaseResult,
+    PhaseUnlocked,
+    RunTests,
+    SessionStarted,
+    TestsResult,
+    TriggerCleared,
+    TriggerFired,
+    TriggerPending,
+    build_spec,
+)
+from triggers.records import Action
+
+
+def engine(
+    *triggers: dict[str, Any], phases: tuple[str, ...] = ("phase1", "phase2"), **kw: Any
+) -> Engine:
+    """An engine over ``phases`` with ``triggers`` given as dicts."""
+    return Engine(build_spec(phases, list(triggers), **kw))
+
+
+def result(t: float, request: int = 1, **phases: tuple[int, int]) -> TestsResult:
+    """A test result: ``phase1=(passed, failed)``."""
+    return TestsResult(
+        t, request, "tree", tuple(PhaseResult(p, ok, bad) for p, (ok, bad) in phases.items())
+    )
+
+
+def kinds(actions: tuple[Action, ...]) -> list[str]:
+    """The kinds of ``actions`` in order."""
+    return [a.kind for a in actions]
+
+
+def fired(actions: tuple[Action, ...]) -> list[str]:
+    """Trigger ids fired by ``actions``."""
+    return [a.trigger for a in actions if isinstance(a, TriggerFired)]
+
+
+PIVOT = {"id": "pivot", "condition": "phase1_tests_pass", "unlocks": "phase2", "message": "Pivot!"}
+DEADLINE = {
+    "id": "deadline",
+    "condition": "time_elapsed > 30min AND phase1_tests_not_pass",
+    "unlocks": "phase2",
+    "message": "Deadline.",
+    "message_kind": "deadline",
+}
+
+
+def test_start_unlocks_first_phase_queues_briefing_and_runs_tests() -> None:
+    """session.started unlocks phase 1, queues the briefing and asks for a baseline run."""
+    e = engine(PIVOT, briefing="Build it.")
+    actions = e.step(SessionStarted(0.0, ("app.py",)))
+    assert actions == (
+        PhaseUnlocked("phase1"),
+        MessageQueued("briefing", "briefing", "Build it."),
+        RunTests(1, ("phase1",), "session started"),
+    )
+    assert e.unlocked == ("phase1",)
+
+
+def test_test_pass_trigger_fires_unlocks_and_queues_message() -> None:
+    """When phase 1's tests pass the pivot fires, phase 2 unlocks and its tests are run."""
+    e = engine(PIVOT)
+    e.step(SessionStarted(0.0))
+    assert e.step(result(5.0, phase1=(2, 1))) == ()
+    actions = e.step(result(9.0, request=2, phase1=(3, 0)))
+    assert kinds(actions) == [
+        "trigger.fired",
+        "phase.unlocked",
+        "message.queued",
+        "tests.requested",
+    ]
+    assert actions[1] == PhaseUnlocked("phase2", "pivot")
+    assert actions[2] == MessageQueued("pivot", "notice", "Pivot!")
+    assert actions[3] == RunTests(2, ("phase1", "phase2"), "phase2 unlocked")
+    fire = actions[0]
+    assert isinstance(fire, TriggerFired)
+    assert "phase1_tests_pass held on tests.result at 9s" in fire.cause
+    assert e.trigger_state("pivot") == "done"
+
+
+def test_zero_tests_is_not_a_pass() -> None:
+    """A phase whose run found no tests has not passed."""
+    e = engine(PIVOT)
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(result(1.0, phase1=(0, 0)))) == []
+
+
+def test_deadline_fires_at_exactly_its_instant() -> None:
+    """A time trigger wakes the session just after 30 minutes, and fires then."""
+    e = engine(PIVOT, DEADLINE)
+    e.step(SessionStarted(0.0))
+    wake = e.next_wakeup
+    assert wake == math.nextafter(1800.0, math.inf)
+    assert fired(e.step(ClockTick(1800.0))) == []
+    assert fired(e.step(ClockTick(wake))) == ["deadline"]
+    assert e.next_wakeup is None
+
+
+def test_deadline_never_fires_after_pivot_unlocked_the_phase() -> None:
+    """A trigger that unlocks a phase fires only while that phase is locked."""
+    e = engine(PIVOT, DEADLINE)
+    e.step(SessionStarted(0.0))
+    e.step(result(10.0, phase1=(3, 0)))
+    e.step(result(20.0, request=2, phase1=(0, 3)))  # phase 1 regresses
+    assert fired(e.step(ClockTick(4000.0))) == []
+    assert e.trigger_state("deadline") == "done"
+
+
+def test_pivot_never_fires_after_deadline() -> None:
+    """The deadline moving on first rules the pivot out."""
+    e = engine(PIVOT, DEADLINE)
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(ClockTick(1801.0))) == ["deadline"]
+    assert fired(e.step(result(1900.0, request=2, phase1=(3, 0)))) == []
+    assert e.trigger_state("pivot") == "done"
+
+
+def test_for_hold_goes_pending_then_fires() -> None:
+    """With ``for: 2m`` the condition must hold two minutes before firing."""
+    e = engine({**PIVOT, "hold": 120.0})
+    e.step(SessionStarted(0.0))
+    actions = e.step(result(10.0, phase1=(1, 0)))
+    assert actions == (TriggerPending("pivot", 10.0),)
+    assert e.trigger_state("pivot") == "pending"
+    assert e.next_wakeup == 130.0
+    assert fired(e.step(ClockTick(129.0))) == []
+    actions = e.step(ClockTick(130.0))
+    assert fired(actions) == ["pivot"]
+    first = actions[0]
+    assert isinstance(first, TriggerFired)
+    assert "for 2min since 10s" in first.cause
+
+
+def test_for_hold_clears_when_condition_lapses() -> None:
+    """A pending trigger whose condition stops holding goes back to inactive."""
+    e = engine({**PIVOT, "hold": 120.0})
+    e.step(SessionStarted(0.0))
+    e.step(result(10.0, phase1=(1, 0)))
+    assert e.step(result(60.0, request=2, phase1=(0, 1))) == (TriggerCleared("pivot"),)
+    assert e.trigger_state("pivot") == "inactive"
+    assert fired(e.step(ClockTick(200.0))) == []
+    assert e.step(result(300.0, request=3, phase1=(1, 0))) == (TriggerPending("pivot", 300.0),)
+
+
+def test_pending_unlocker_is_cleared_when_another_trigger_unlocks_its_phase() -> None:
+    """A pending trigger whose phase another trigger unlocks is cleared in that same step."""
+    slow = {**PIVOT, "id": "slow", "hold": 60.0, "priority": 1}
+    quick = {"id": "quick", "condition": "commits >= 1", "unlocks": "phase2"}
+    e = engine(slow, quick)
+    e.step(SessionStarted(0.0))
+    assert kinds(e.step(result(1.0, phase1=(1, 0)))) == ["trigger.pending"]
+    actions = e.step(CommitMade(2.0, "abc"))
+    assert fired(actions) == ["quick"]
+    assert TriggerCleared("slow") in actions
+    assert e.trigger_state("slow") == "done"
+    assert e.step(ClockTick(100.0)) == ()
+
+
+def test_once_is_default() -> None:
+    """A trigger without unlocks fires once even if its condition returns."""
+    e = engine({"id": "nudge", "condition": "commits >= 1", "message": "Nice commit."})
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(CommitMade(1.0, "a"))) == ["nudge"]
+    assert fired(e.step(CommitMade(2.0, "b"))) == []
+
+
+def test_repeating_trigger_fires_on_each_new_edge() -> None:
+    """``once: false`` re-fires each time its condition becomes true anew, not while it stays so."""
+    e = engine(
+        {"id": "red", "condition": "phase1_tests_not_pass", "message": "Red.", "once": False}
+    )
+    starts = e.step(SessionStarted(0.0))
+    assert fired(starts) == ["red"]
+    assert fired(e.step(result(1.0, phase1=(0, 1)))) == []
+    assert e.trigger_state("red") == "fired"
+    assert fired(e.step(result(2.0, request=2, phase1=(1, 0)))) == []
+    assert e.trigger_state("red") == "inactive"
+    again = e.step(result(3.0, request=3, phase1=(0, 1)))
+    assert fired(again) == ["red"]
+    assert [a.count for a in again if isinstance(a, TriggerFired)] == [2]
+
+
+def test_priority_decides_between_simultaneous_unlockers() -> None:
+    """Of two triggers ready at once to unlock a phase, the higher priority wins."""
+    low = {"id": "low", "condition": "commits >= 1", "unlocks": "phase2", "message": "low"}
+    high = {
+        "id": "high",
+        "condition": "first_commit",
+        "unlocks": "phase2",
+        "message": "high",
+        "priority": 5,
+    }
+    e = engine(low, high)
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(CommitMade(1.0, "a"))) == ["high"]
+    assert e.trigger_state("low") == "done"
+
+
+def test_file_order_decides_equal_priority() -> None:
+    """With equal priority the trigger written first wins."""
+    a = {"id": "a", "condition": "commits >= 1", "unlocks": "phase2"}
+    b = {"id": "b", "condition": "first_commit", "unlocks": "phase2"}
+    e = engine(a, b)
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(CommitMade(1.0, "x"))) == ["a"]
+
+
+def test_fired_cascades_within_one_step() -> None:
+    """A trigger conditioned on another's firing fires in the same step."""
+    first = {"id": "first", "condition": "first_commit", "message": "one"}
+    second = {"id": "second", "condition": "fired(first)", "message": "two"}
+    e = engine(second, first)
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(CommitMade(1.0, "x"))) == ["first", "second"]
+
+
+def test_unlock_cascade_phase_elapsed_and_phase_unlocked() -> None:
+    """phase_unlocked and phase_elapsed follow an unlock within the session."""
+    follow = {
+        "id": "follow",
+        "condition": "phase_unlocked(phase2) and phase_elapsed >= 5m",
+        "message": "m",
+    }
+    e = engine(PIVOT, follow)
+    e.step(SessionStarted(0.0))
+    e.step(result(100.0, phase1=(1, 0)))
+    # The wake-up set at the start (300s) still comes first; visiting then is harmless.
+    assert e.next_wakeup == 300.0
+    assert fired(e.step(ClockTick(300.0))) == []
+    assert e.next_wakeup == 400.0
+    assert fired(e.step(ClockTick(399.0))) == []
+    assert fired(e.step(ClockTick(400.0))) == ["follow"]
+
+
+def test_idle_wakes_relative_to_last_change() -> None:
+    """``idle`` counts from the agent's last file change."""
+    e = engine({"id": "nudge", "condition": "idle > 5m", "message": "Still there?"})
+    e.step(SessionStarted(0.0))
+    assert e.next_wakeup == math.nextafter(300.0, math.inf)
+    e.step(FilesChanged(100.0, (FileChange("a.py", "modified"),)))
+    e.step(FilesChanged(200.0, (FileChange("a.py", "modified"),)))
+    assert fired(e.step(ClockTick(math.nextafter(300.0, math.inf)))) == []
+    assert e.next_wakeup == math.nextafter(500.0, math.inf)
+    assert fired(e.step(ClockTick(e.next_wakeup))) == ["nudge"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "before", "after"),
+    [
+        ("time_elapsed < 10s", True, False),
+        ("time_elapsed <= 10s", True, False),
+        ("time_elapsed >= 10s", False, True),
+        ("time_elapsed == 10s", False, False),
+        ("time_elapsed != 10s", True, True),
+        ("10s > time_elapsed", True, False),
+        ("idle > phase_elapsed", False, False),
+        ("10s < 20s", True, True),
+    ],
+)
+def test_time_comparisons(condition: str, before: bool, after: bool) -> None:
+    """Each comparison operator on durations gives the right truth on either side of 10s."""
+    e = engine({"id": "x", "condition": condition, "message": "m", "once": False})
+    started = fired(e.step(SessionStarted(0.0))) == ["x"]
+    assert started is before
+    fired_after = started
+    while (wake := e.next_wakeup) is not None and wake <= 11.0:
+        fired_after = bool(fired(e.step(ClockTick(wake)))) or (
+            fired_after and e.trigger_state("x") == "fired"
+        )
+    e.step(ClockTick(11.0))
+    assert (e.trigger_state("x") == "fired") is after
+
+
+def test_equality_instant_is_visited() -> None:
+    """``time_elapsed == 10s`` is true at exactly 10s, and the engine wakes then."""
+    e = engine({"id": "x", "condition": "time_elapsed == 10s", "message": "m"})
+    e.step(SessionStarted(0.0))
+    assert e.next_wakeup == 10.0
+    assert fired(e.step(ClockTick(10.0))) == ["x"]
+
+
+def test_file_predicates() -> None:
+    """file_exists follows creation and deletion; file_changed remembers any change."""
+    exists = {"id": "exists", "condition": 'file_exists("*.md")', "message": "m", "once": False}
+    changed = {"id": "changed", "condition": 'file_changed("src/")', "message": "m"}
+    e = engine(exists, changed)
+    assert fired(e.step(SessionStarted(0.0, ("README.md", "src/app.py")))) == ["exists"]
+    assert fired(e.step(FilesChanged(1.0, (FileChange("README.md", "deleted"),)))) == []
+    assert e.trigger_state("exists") == "inactive"
+    actions = e.step(
+        FilesChanged(2.0, (FileChange("NOTES.md", "added"), FileChange("src/app.py", "modified")))
+    )
+    assert fired(actions) == ["exists", "changed"]
+    assert RunTests(3, ("phase1",), "files changed") in actions
+
+
+def test_commits_turns_and_counts() -> None:
+    """Counters compare against plain numbers."""
+    t = {
+        "id": "t",
+        "condition": "commits >= 2 and turns >= 1 and tests_passed(phase1) > 1",
+        "message": "m",
+    }
+    u = {"id": "u", "condition": "tests_failed(phase1) == 0 and 1 <= commits", "message": "m"}
+    e = engine(t, u)
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(CommitMade(1.0, "a"))) == ["u"]  # no run yet: nothing failed
+    e.step(CommitMade(2.0, "b"))
+    e.step(MessageDelivered(2.5, "whatever"))
+    e.step(AgentTurnEnded(3.0, 0))
+    assert fired(e.step(result(4.0, request=3, phase1=(2, 0)))) == ["t"]
+
+
+def test_delivered_predicate() -> None:
+    """delivered(x) becomes true when x's message reaches the agent."""
+    follow = {"id": "follow", "condition": "delivered(pivot)", "message": "And also..."}
+    e = engine(PIVOT, follow)
+    e.step(SessionStarted(0.0))
+    e.step(result(1.0, phase1=(1, 0)))
+    assert fired(e.step(MessageDelivered(2.0, "pivot"))) == ["follow"]
+    assert fired(e.step(MessageDelivered(3.0, "pivot"))) == []
+
+
+def test_results_for_locked_phases_are_ignored() -> None:
+    """A result naming a phase that is still locked changes nothing."""
+    e = engine({"id": "p2", "condition": "tests_pass(phase2) or phase1_tests_pass", "message": "m"})
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(result(1.0, phase2=(3, 0)))) == []
+
+
+def test_agent_done_after_turn_and_settling_run() -> None:
+    """After a turn ends and its test run fires nothing, the session ends: agent_done."""
+    e = engine(PIVOT, briefing="Go.")
+    e.step(SessionStarted(0.0))
+    e.step(MessageDelivered(0.1, "briefing"))
+    actions = e.step(AgentTurnEnded(10.0, 0))
+    assert actions == (RunTests(2, ("phase1",), "turn ended"),)
+    assert e.step(result(11.0, request=1, phase1=(0, 1))) == ()  # an older request does not settle
+    assert e.step(result(12.0, request=2, phase1=(0, 1))) == (EndSession("agent_done"),)
+    assert e.step(ClockTick(13.0)) == ()
+    assert e.next_wakeup is None
+
+
+def test_turn_end_that_fires_a_trigger_keeps_the_session_going() -> None:
+    """A settling run that fires a trigger queues its message instead of ending."""
+    e = engine(PIVOT, briefing="Go.")
+    e.step(SessionStarted(0.0))
+    e.step(MessageDelivered(0.1, "briefing"))
+    e.step(AgentTurnEnded(10.0, 0))
+    actions = e.step(result(12.0, request=2, phase1=(1, 0)))
+    assert "session.ended" not in kinds(actions)
+    e.step(MessageDelivered(12.5, "pivot"))
+    e.step(AgentTurnEnded(20.0, 0))
+    assert kinds(e.step(result(21.0, request=4, phase1=(1, 0), phase2=(1, 0)))) == ["session.ended"]
+
+
+def test_pending_trigger_keeps_an_idle_session_alive() -> None:
+    """An idle agent's session waits for a pending trigger, then ends when it clears."""
+    e = engine({"id": "hold", "condition": "phase1_tests_not_pass", "hold": 60.0, "message": "m"})
+    assert kinds(e.step(SessionStarted(0.0))) == [
+        "phase.unlocked",
+        "tests.requested",
+        "trigger.pending",
+    ]
+    e.step(AgentTurnEnded(1.0))
+    assert e.step(result(2.0, request=2, phase1=(1, 0))) == (
+        TriggerCleared("hold"),
+        EndSession("agent_done"),
+    )
+
+
+def test_agent_exit_ends_even_with_messages_pending() -> None:
+    """An agent that is gone cannot take messages: the session ends once its run settles."""
+    e = engine(PIVOT, briefing="Go.")
+    e.step(SessionStarted(0.0))
+    e.step(AgentStarted(0.0))
+    e.step(AgentOutput(0.5, "hello"))
+    e.step(AgentExited(1.0, 1))
+    actions = e.step(result(2.0, request=2, phase1=(1, 0)))
+    assert kinds(actions)[-1] == "session.ended"
+    assert actions[-1] == EndSession("agent_exited")
+
+
+def test_end_condition_and_time_limit() -> None:
+    """The end condition and the time limit end the session with their reason."""
+    e = engine(PIVOT, end="phase2_tests_pass", time_limit=3600.0)
+    e.step(SessionStarted(0.0))
+    e.step(result(1.0, phase1=(1, 0)))
+    assert e.step(result(2.0, request=2, phase1=(1, 0), phase2=(1, 0)))[-1] == EndSession(
+        "end_condition", "tests_pass(phase2)"
+    )
+    late = engine(PIVOT, time_limit=60.0)
+    late.step(SessionStarted(0.0))
+    assert late.next_wakeup == 60.0
+    assert late.step(ClockTick(60.0)) == (EndSession("time_limit", "time_elapsed >= 1min"),)
+
+
+def test_unconditional_trigger_fires_at_start() -> None:
+    """``always`` fires on session.started."""
+    e = engine({"id": "hello", "condition": "always", "message": "Welcome."})
+    assert fired(e.step(SessionStarted(0.0))) == ["hello"]
+
+
+def test_first_event_must_be_start() -> None:
+    """Events before session.started are refused."""
+    with pytest.raises(EngineError, match="first event"):
+        engine(PIVOT).step(ClockTick(1.0))
+
+
+def test_start_twice_is_refused() -> None:
+    """A second session.started is an error."""
+    e = engine(PIVOT)
+    e.step(SessionStarted(0.0))
+    with pytest.raises(EngineError, match="twice"):
+        e.step(SessionStarted(1.0))
+
+
+def test_time_going_backwards_is_refused() -> None:
+    """Event times must not decrease."""
+    e = engine(PIVOT)
+    e.step(SessionStarted(5.0))
+    with pytest.raises(EngineError, match="earlier"):
+        e.step(ClockTick(4.0))
+
+
+def test_agent_restart_after_exit() -> None:
+    """An agent that starts again is no longer gone."""
+    e = engine(PIVOT)
+    e.step(SessionStarted(0.0))
+    e.step(AgentExited(1.0))
+    e.step(AgentStarted(1.5))
+    e.step(MessageDelivered(1.6, "x"))
+    assert e.step(result(2.0, request=2, phase1=(0, 1))) == ()
+
+
+def test_hold_inside_a_time_window() -> None:
+    """A hold ending inside the condition's time window fires; the stale wake-up is dropped."""
+    e = engine(
+        {
+            "id": "early",
+            "condition": "commits >= 1 and time_elapsed < 100s",
+            "hold": 10.0,
+            "message": "m",
+        }
+    )
+    e.step(SessionStarted(0.0))
+    assert e.next_wakeup == 100.0
+    assert e.step(CommitMade(5.0, "a")) == (TriggerPending("early", 5.0),)
+    assert e.next_wakeup == 15.0
+    assert fired(e.step(ClockTick(15.0))) == ["early"]
+    assert e.next_wakeup is None
+    assert e.step(ClockTick(200.0)) == ()

@@ -1,0 +1,298 @@
+"""Name resolution and type checking of conditions against a challenge's phases and triggers.
+
+``resolve`` turns a parsed condition into its canonical form: sugar such as
+``phase1_tests_pass`` becomes ``tests_pass(phase1)``, aliases become their predicate,
+predicate names are lower-cased and phase or trigger arguments are spelled as declared.
+Every name must resolve and every operand must have the type its operator needs; otherwise
+:class:`~triggers.syntax.ConditionError` names the column and what would be valid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from triggers.globs import GlobError, compile_glob
+from triggers.syntax import (
+    And,
+    Call,
+    Compare,
+    ConditionError,
+    Duration,
+    Expr,
+    Name,
+    Not,
+    Number,
+    Or,
+    String,
+    render,
+)
+
+__all__ = ["PREDICATES", "Predicate", "Scope", "Type", "resolve"]
+
+Type = Literal["bool", "number", "duration"]
+Param = Literal["phase", "trigger", "glob"]
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    """A name a condition may use: its result type, its parameters and what it means."""
+
+    name: str
+    result: Type
+    params: tuple[Param, ...]
+    doc: str
+    example: str
+
+
+PREDICATES: dict[str, Predicate] = {
+    p.name: p
+    for p in (
+        Predicate(
+            "tests_pass",
+            "bool",
+            ("phase",),
+            "the latest test run passed every test of the phase",
+            "tests_pass(phase1)",
+        ),
+        Predicate(
+            "tests_passed",
+            "number",
+            ("phase",),
+            "how many tests of the phase passed in the latest run",
+            "tests_passed(phase1) >= 3",
+        ),
+        Predicate(
+            "tests_failed",
+            "number",
+            ("phase",),
+            "how many tests of the phase failed in the latest run",
+            "tests_failed(phase2) == 0",
+        ),
+        Predicate(
+            "phase_unlocked",
+            "bool",
+            ("phase",),
+            "the phase has been unlocked",
+            "phase_unlocked(phase2)",
+        ),
+        Predicate(
+            "time_elapsed",
+            "duration",
+            (),
+            "time since the session started (the briefing)",
+            "time_elapsed > 30min",
+        ),
+        Predicate(
+            "phase_elapsed",
+            "duration",
+            (),
+            "time since the most recently unlocked phase unlocked",
+            "phase_elapsed >= 10m",
+        ),
+        Predicate(
+            "idle",
+            "duration",
+            (),
+            "time since the agent last changed a file (or since the start)",
+            "idle > 5m",
+        ),
+        Predicate(
+            "commits", "number", (), "commits the agent made in the workspace", "commits >= 2"
+        ),
+        Predicate("first_commit", "bool", (), "the agent has made a commit", "first_commit"),
+        Predicate("turns", "number", (), "agent turns that have ended", "turns >= 1"),
+        Predicate(
+            "file_exists",
+            "bool",
+            ("glob",),
+            "a workspace file matching the glob exists now",
+            'file_exists("NOTES.md")',
+        ),
+        Predicate(
+            "file_changed",
+            "bool",
+            ("glob",),
+            "the agent has created, changed or deleted a file matching the glob",
+            'file_changed("src/**/*.py")',
+        ),
+        Predicate("fired", "bool", ("trigger",), "the trigger has fired", "fired(pivot)"),
+        Predicate(
+            "delivered",
+            "bool",
+            ("trigger",),
+            "the trigger's message has reached the agent",
+            "delivered(pivot)",
+        ),
+        Predicate("always", "bool", (), "true: an unconditional trigger", "always"),
+    )
+}
+
+#: Other spellings accepted for a predicate; they resolve to the canonical name.
+ALIASES = {"elapsed": "time_elapsed"}
+
+_SUGAR = re.compile(r"^(?P<phase>.+?)_tests_(?P<verdict>pass|not_pass)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The names a condition may refer to besides predicates."""
+
+    phases: tuple[str, ...]
+    triggers: tuple[str, ...]
+
+    def find(self, kind: Param, name: str, col: int, context: str) -> str:
+        """The declared spelling of phase or trigger ``name`` (case-insensitive)."""
+        declared = self.phases if kind == "phase" else self.triggers
+        for candidate in declared:
+            if candidate.lower() == name.lower():
+                return candidate
+        listing = ", ".join(declared) if declared else "none declared"
+        plural = "phases" if kind == "phase" else "triggers"
+        raise ConditionError(f"unknown {kind} {name!r} in {context} ({plural}: {listing})", col)
+
+
+def resolve(expr: Expr, scope: Scope) -> Expr:
+    """Return the canonical, type-checked form of a boolean condition."""
+    resolved, kind = _resolve(expr, scope)
+    if kind != "bool":
+        raise ConditionError(_not_bool(resolved, kind), expr.col)
+    return resolved
+
+
+def _resolve(expr: Expr, scope: Scope) -> tuple[Expr, Type]:
+    if isinstance(expr, Number):
+        return expr, "number"
+    if isinstance(expr, Duration):
+        return expr, "duration"
+    if isinstance(expr, String):
+        raise ConditionError(
+            'a quoted string can only be an argument, as in file_exists("*.md")', expr.col
+        )
+    if isinstance(expr, Name):
+        return _name(expr, scope)
+    if isinstance(expr, Call):
+        return _call(expr, scope)
+    if isinstance(expr, Not):
+        operand = _boolean(expr.operand, scope, "not")
+        return Not(operand, expr.col), "bool"
+    if isinstance(expr, And | Or):
+        word = "and" if isinstance(expr, And) else "or"
+        operands = tuple(_boolean(op, scope, word) for op in expr.operands)
+        return (And(operands, expr.col) if word == "and" else Or(operands, expr.col)), "bool"
+    return _compare(expr, scope)
+
+
+def _boolean(expr: Expr, scope: Scope, word: str) -> Expr:
+    resolved, kind = _resolve(expr, scope)
+    if kind != "bool":
+        raise ConditionError(
+            f"'{word}' needs true/false operands: {_not_bool(resolved, kind)}", expr.col
+        )
+    return resolved
+
+
+def _not_bool(expr: Expr, kind: Type) -> str:
+    if isinstance(expr, Number | Duration):
+        return f"a {kind} alone is not a condition; compare it, e.g. time_elapsed > 30min"
+    example = PREDICATES[expr.name].example if isinstance(expr, Name | Call) else render(expr)
+    return f"{render(expr)!r} is a {kind}, not true/false; compare it, e.g. {example}"
+
+
+def _name(expr: Name, scope: Scope) -> tuple[Expr, Type]:
+    lowered = ALIASES.get(expr.name.lower(), expr.name.lower())
+    predicate = PREDICATES.get(lowered)
+    if predicate is not None:
+        if predicate.params:
+            raise ConditionError(
+                f"{predicate.name!r} takes {_params(predicate)}: write {predicate.example}",
+                expr.col,
+            )
+        return Name(predicate.name, expr.col), predicate.result
+    sugar = _SUGAR.match(expr.name)
+    if sugar is not None:
+        phase = scope.find("phase", sugar.group("phase"), expr.col, repr(expr.name))
+        call = Call("tests_pass", (Name(phase, expr.col),), expr.col)
+        return (call if sugar.group("verdict").lower() == "pass" else Not(call, expr.col)), "bool"
+    names = ", ".join(sorted(PREDICATES))
+    phases = ", ".join(scope.phases) or "none declared"
+    raise ConditionError(
+        f"unknown name {expr.name!r} (predicates: {names}; or <phase>_tests_pass, "
+        f"<phase>_tests_not_pass with phases: {phases})",
+        expr.col,
+    )
+
+
+def _params(predicate: Predicate) -> str:
+    return " and ".join(f"a {param}" for param in predicate.params)
+
+
+def _call(expr: Call, scope: Scope) -> tuple[Expr, Type]:
+    lowered = ALIASES.get(expr.name.lower(), expr.name.lower())
+    predicate = PREDICATES.get(lowered)
+    if predicate is None:
+        names = ", ".join(sorted(n for n, p in PREDICATES.items() if p.params))
+        raise ConditionError(
+            f"unknown predicate {expr.name!r} (predicates with arguments: {names})", expr.col
+        )
+    if not predicate.params:
+        raise ConditionError(
+            f"{predicate.name!r} takes no arguments: write {predicate.example}", expr.col
+        )
+    if len(expr.args) != len(predicate.params):
+        raise ConditionError(
+            f"{predicate.name!r} takes {_params(predicate)}, got {len(expr.args)} "
+            f"argument{'s' if len(expr.args) != 1 else ''}: write {predicate.example}",
+            expr.col,
+        )
+    args = tuple(
+        _argument(arg, param, predicate, scope)
+        for arg, param in zip(expr.args, predicate.params, strict=True)
+    )
+    return Call(predicate.name, args, expr.col), predicate.result
+
+
+def _argument(
+    arg: Name | String, param: Param, predicate: Predicate, scope: Scope
+) -> Name | String:
+    if param == "glob":
+        if not isinstance(arg, String):
+            raise ConditionError(
+                f"{predicate.name!r} takes a quoted glob, as in {predicate.example}", arg.col
+            )
+        try:
+            compile_glob(arg.value)
+        except GlobError as error:
+            raise ConditionError(
+                f"bad glob {arg.value!r}: {error}", arg.col + error.column
+            ) from None
+        return arg
+    if not isinstance(arg, Name):
+        raise ConditionError(
+            f"{predicate.name!r} takes a {param} name without quotes, as in {predicate.example}",
+            arg.col,
+        )
+    return Name(scope.find(param, arg.name, arg.col, f"{predicate.name}(...)"), arg.col)
+
+
+def _compare(expr: Compare, scope: Scope) -> tuple[Expr, Type]:
+    left, left_kind = _resolve(expr.left, scope)
+    right, right_kind = _resolve(expr.right, scope)
+    for side, kind in ((expr.left, left_kind), (expr.right, right_kind)):
+        if kind == "bool":
+            raise ConditionError(
+                f"cannot compare true/false values with {expr.op!r}; use 'not', 'and', 'or'",
+                side.col,
+            )
+    if left_kind != right_kind:
+        literal = next(
+            (s for s in (expr.left, expr.right) if isinstance(s, Number | Duration)), None
+        )
+        if isinstance(literal, Number):
+            number = int(literal.value)
+            hint = f"write a duration with a unit, e.g. {number}s or {number}min"
+        else:
+            hint = "compare a count with a plain number and a time with a duration"
+        raise ConditionError(f"cannot compare a {left_kind} with a {right_kind}: {hint}", expr.col)
+    return Compare(expr.op, left, right, expr.col), "bool"

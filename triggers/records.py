@@ -1,0 +1,379 @@
+"""Events (what happened) and actions (what the engine decided), as frozen records.
+
+Both are written to the event log exactly as they are: ``to_record()`` gives a JSON-ready
+dict whose ``kind`` names the type, and :func:`decode` turns such a dict back into the same
+object. Events carry their time ``t`` (seconds since the session started); actions take the
+time of the event that caused them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Literal
+
+__all__ = [
+    "ACTION_KINDS",
+    "EVENT_KINDS",
+    "Action",
+    "AgentExited",
+    "AgentOutput",
+    "AgentStarted",
+    "AgentTurnEnded",
+    "ClockTick",
+    "CommitMade",
+    "EndSession",
+    "Event",
+    "FileChange",
+    "FilesChanged",
+    "MessageDelivered",
+    "MessageQueued",
+    "PhaseResult",
+    "PhaseUnlocked",
+    "RecordError",
+    "RunTests",
+    "SessionStarted",
+    "TestOutcome",
+    "TestsResult",
+    "TriggerCleared",
+    "TriggerFired",
+    "TriggerPending",
+    "decode",
+]
+
+
+class RecordError(ValueError):
+    """A dict that is not a well-formed event or action record."""
+
+
+class _Record:
+    """Shared encoding: a record is its fields plus ``kind``."""
+
+    __slots__ = ()
+    kind: ClassVar[str]
+
+    def to_record(self) -> dict[str, Any]:
+        """This record as a JSON-ready dict, ``kind`` first."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for name in _FIELDS[type(self)]:
+            out[name] = _plain(getattr(self, name))
+        return out
+
+    @classmethod
+    def from_fields(cls, record: dict[str, Any]) -> Any:
+        """Build from a record's fields; nested records override this."""
+        return cls(**{name: record[name] for name in _FIELDS[cls] if name in record})
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, _Record):
+        return {name: _plain(getattr(value, name)) for name in _FIELDS[type(value)]}
+    return value
+
+
+# --- events ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStarted(_Record):
+    """The session began; ``files`` lists the starter workspace."""
+
+    kind: ClassVar[str] = "session.started"
+    t: float
+    files: tuple[str, ...] = ()
+
+    @classmethod
+    def from_fields(cls, record: dict[str, Any]) -> SessionStarted:
+        return cls(record["t"], tuple(record.get("files", ())))
+
+
+@dataclass(frozen=True, slots=True)
+class ClockTick(_Record):
+    """Time passed; sent when the engine asked to be woken (``Engine.next_wakeup``)."""
+
+    kind: ClassVar[str] = "clock.tick"
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange(_Record):
+    """One path in a change batch."""
+
+    kind: ClassVar[str] = "fs.change"
+    path: str
+    change: Literal["added", "modified", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class FilesChanged(_Record):
+    """A debounced batch of workspace file changes made by the agent."""
+
+    kind: ClassVar[str] = "fs.changed"
+    t: float
+    changes: tuple[FileChange, ...]
+
+    @classmethod
+    def from_fields(cls, record: dict[str, Any]) -> FilesChanged:
+        changes = tuple(FileChange(c["path"], c["change"]) for c in record["changes"])
+        return cls(record["t"], changes)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitMade(_Record):
+    """The agent made a commit in its workspace repository."""
+
+    kind: ClassVar[str] = "git.commit"
+    t: float
+    sha: str
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TestOutcome(_Record):
+    """The verdict of one hidden test."""
+
+    __test__ = False  # a record, not a pytest test class
+
+    kind: ClassVar[str] = "tests.outcome"
+    id: str
+    outcome: Literal["passed", "failed", "error", "skipped", "missing"]
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseResult(_Record):
+    """One phase's share of a test run."""
+
+    kind: ClassVar[str] = "tests.phase"
+    phase: str
+    passed: int
+    failed: int
+    tests: tuple[TestOutcome, ...] = ()
+
+    @property
+    def total(self) -> int:
+        """Tests run for the phase."""
+        return self.passed + self.failed
+
+    @property
+    def all_pass(self) -> bool:
+        """Every test of the phase passed (and there was at least one)."""
+        return self.failed == 0 and self.passed > 0
+
+    @classmethod
+    def from_fields(cls, record: dict[str, Any]) -> PhaseResult:
+        tests = tuple(
+            TestOutcome(t["id"], t["outcome"], t.get("detail", "")) for t in record.get("tests", ())
+        )
+        return cls(record["phase"], record["passed"], record["failed"], tests)
+
+
+@dataclass(frozen=True, slots=True)
+class TestsResult(_Record):
+    """A hidden test run finished; ``request`` is the newest request it answers."""
+
+    __test__ = False  # a record, not a pytest test class
+
+    kind: ClassVar[str] = "tests.result"
+    t: float
+    request: int
+    snapshot: str
+    phases: tuple[PhaseResult, ...]
+    status: Literal["ok", "error", "timeout", "tampered"] = "ok"
+
+    @classmethod
+    def from_fields(cls, record: dict[str, Any]) -> TestsResult:
+        phases = tuple(PhaseResult.from_fields(p) for p in record["phases"])
+        return cls(
+            record["t"], record["request"], record["snapshot"], phases, record.get("status", "ok")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStarted(_Record):
+    """The agent process started."""
+
+    kind: ClassVar[str] = "agent.started"
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutput(_Record):
+    """Something the agent printed."""
+
+    kind: ClassVar[str] = "agent.output"
+    t: float
+    text: str
+    stream: Literal["stdout", "stderr"] = "stdout"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTurnEnded(_Record):
+    """The agent finished working on the messages it had."""
+
+    kind: ClassVar[str] = "agent.turn_ended"
+    t: float
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentExited(_Record):
+    """The agent is gone for good: no more messages can reach it."""
+
+    kind: ClassVar[str] = "agent.exited"
+    t: float
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelivered(_Record):
+    """A queued message reached the agent (``trigger`` is ``briefing`` for the first one)."""
+
+    kind: ClassVar[str] = "message.delivered"
+    t: float
+    trigger: str
+
+
+Event = (
+    SessionStarted
+    | ClockTick
+    | FilesChanged
+    | CommitMade
+    | TestsResult
+    | AgentStarted
+    | AgentOutput
+    | AgentTurnEnded
+    | AgentExited
+    | MessageDelivered
+)
+
+
+# --- actions -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerPending(_Record):
+    """A trigger's condition holds; it fires if it keeps holding for its ``for:`` time."""
+
+    kind: ClassVar[str] = "trigger.pending"
+    trigger: str
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerCleared(_Record):
+    """A pending trigger's condition stopped holding before its ``for:`` time ran out."""
+
+    kind: ClassVar[str] = "trigger.cleared"
+    trigger: str
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerFired(_Record):
+    """A trigger fired; ``cause`` says which event made its condition hold."""
+
+    kind: ClassVar[str] = "trigger.fired"
+    trigger: str
+    cause: str
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseUnlocked(_Record):
+    """A phase's tests joined the suite; ``trigger`` is empty for the first phase."""
+
+    kind: ClassVar[str] = "phase.unlocked"
+    phase: str
+    trigger: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageQueued(_Record):
+    """A message is due: delivered when the agent's turn ends, or at once if ``interrupt``."""
+
+    kind: ClassVar[str] = "message.queued"
+    trigger: str
+    message_kind: str
+    text: str
+    interrupt: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunTests(_Record):
+    """Test the current workspace on these phases; ``request`` numbers requests from 1."""
+
+    kind: ClassVar[str] = "tests.requested"
+    request: int
+    phases: tuple[str, ...]
+    reason: str
+
+    @classmethod
+    def from_fields(cls, record: dict[str, Any]) -> RunTests:
+        return cls(record["request"], tuple(record["phases"]), record["reason"])
+
+
+@dataclass(frozen=True, slots=True)
+class EndSession(_Record):
+    """The session is over; ``reason`` is one of ``end_condition``, ``time_limit``,
+    ``agent_done`` or ``agent_exited``."""
+
+    kind: ClassVar[str] = "session.ended"
+    reason: str
+    detail: str = ""
+
+
+Action = (
+    TriggerPending
+    | TriggerCleared
+    | TriggerFired
+    | PhaseUnlocked
+    | MessageQueued
+    | RunTests
+    | EndSession
+)
+
+_EVENT_TYPES: tuple[type[_Record], ...] = (
+    SessionStarted,
+    ClockTick,
+    FilesChanged,
+    CommitMade,
+    TestsResult,
+    AgentStarted,
+    AgentOutput,
+    AgentTurnEnded,
+    AgentExited,
+    MessageDelivered,
+)
+_ACTION_TYPES: tuple[type[_Record], ...] = (
+    TriggerPending,
+    TriggerCleared,
+    TriggerFired,
+    PhaseUnlocked,
+    MessageQueued,
+    RunTests,
+    EndSession,
+)
+_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls))
+    for cls in (*_EVENT_TYPES, *_ACTION_TYPES, FileChange, TestOutcome, PhaseResult)
+}
+_BY_KIND: dict[str, type[_Record]] = {cls.kind: cls for cls in (*_EVENT_TYPES, *_ACTION_TYPES)}
+
+#: Kinds that are engine inputs.
+EVENT_KINDS = frozenset(cls.kind for cls in _EVENT_TYPES)
+#: Kinds that are engine decisions.
+ACTION_KINDS = frozenset(cls.kind for cls in _ACTION_TYPES)
+
+
+def decode(record: dict[str, Any]) -> Event | Action:
+    """The event or action a record holds; :class:`RecordError` if it holds neither."""
+    kind = record.get("kind")
+    cls = _BY_KIND.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise RecordError(f"unknown record kind {kind!r}")
+    try:
+        obj: Event | Action = cls.from_fields(record)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise RecordError(f"malformed {kind} record: {error}") from None
+    return obj
