@@ -1,0 +1,5 @@
+"""``python -m orchestrator`` runs the changeup command line."""
+
+from orchestrator.cli import main
+
+main()

@@ -1,0 +1,224 @@
+"""The challenge format: pydantic models of ``challenge.yaml`` and the loaded :class:`Challenge`.
+
+The seed shape (``initial_briefing`` plus ``triggers`` with ``condition``, ``message`` and
+``new_tests``) is valid as written; everything else is optional and has a default. Unknown
+keys are errors. ``changeup schema`` prints the JSON Schema of :class:`ChallengeFile`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from triggers import Spec, parse_duration
+
+__all__ = [
+    "MESSAGE_KINDS",
+    "PATTERNS",
+    "BrokenVariant",
+    "Calibration",
+    "Challenge",
+    "ChallengeFile",
+    "ChallengeModel",
+    "Limits",
+    "Phase",
+    "PhaseModel",
+    "TriggerModel",
+]
+
+PatternName = Literal["pivot", "escalation", "contradiction", "retraction", "revision"]
+MessageKind = Literal[
+    "pivot",
+    "escalation",
+    "contradiction",
+    "retraction",
+    "revision",
+    "deadline",
+    "notice",
+]
+PATTERNS: tuple[str, ...] = get_args(PatternName)
+MESSAGE_KINDS: tuple[str, ...] = get_args(MessageKind)
+
+IDENTIFIER = r"^[A-Za-z][A-Za-z0-9_]*$"
+CHALLENGE_ID = r"^[a-z0-9][a-z0-9._-]*$"
+
+
+def _seconds(value: Any) -> Any:
+    """Durations may be written ``30min`` or as a number of seconds."""
+    if isinstance(value, str):
+        return parse_duration(value)
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_seconds), Field(ge=0)]
+Identifier = Annotated[str, Field(pattern=IDENTIFIER)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class PhaseModel(_Strict):
+    """A phase: the hidden tests it adds to the suite, and how much it weighs."""
+
+    id: Identifier = Field(description="Name used in conditions, e.g. phase2 in phase2_tests_pass.")
+    title: str = Field("", description="A short human title for reports.")
+    tests: str | None = Field(
+        None, description="Folder of hidden tests, relative to the challenge. Default: tests/<id>."
+    )
+    command: str | None = Field(
+        None,
+        description=(
+            "Run this shell command instead of pytest; it must write JUnit XML to "
+            "$CHANGEUP_JUNIT. $CHANGEUP_TESTS is the phase's hidden test folder."
+        ),
+    )
+    weight: float = Field(
+        1.0, ge=0, description="Share of the total score (normalised over phases)."
+    )
+    supersedes: list[str] = Field(
+        default_factory=list,
+        description="Earlier tests this phase's contract replaces, as phase/file.py::test.",
+    )
+
+
+class TriggerModel(_Strict):
+    """When ``condition`` holds, deliver ``message`` and unlock a phase."""
+
+    id: Identifier | None = Field(
+        None, description="Name for fired(...) and reports. Default: trigger<N>."
+    )
+    condition: str | None = Field(
+        None, description="When to fire, in the condition language (docs/conditions.md)."
+    )
+    at: Seconds | None = Field(None, description="Fire no earlier than this long after the start.")
+    after: Identifier | None = Field(None, description="Fire only after this trigger fired.")
+    hold: Seconds = Field(0.0, alias="for", description="The condition must hold this long first.")
+    once: bool = Field(
+        True, description="Fire at most once (default); false re-fires on each new edge."
+    )
+    message: str = Field("", description="The message delivered to the agent.")
+    kind: MessageKind = Field("notice", description="What sort of change the message is.")
+    unlocks: Identifier | None = Field(None, description="The phase whose tests join the suite.")
+    new_tests: list[str] = Field(
+        default_factory=list,
+        description="Seed form of unlocks: a phase id or 'Phase N test suite'.",
+    )
+    delivery: Literal["queue", "interrupt"] = Field(
+        "queue", description="queue: at the end of the agent's turn; interrupt: at once."
+    )
+    priority: int = Field(
+        0, description="Among triggers ready at once to unlock a phase, highest wins."
+    )
+
+
+class Limits(_Strict):
+    """Time limits."""
+
+    session: Seconds = Field(3600.0, description="The whole session.")
+    test_run: Seconds = Field(120.0, description="One hidden test run.")
+    agent_turn: Seconds | None = Field(
+        None, description="One agent turn (none: only the session limit)."
+    )
+
+
+class BrokenVariant(_Strict):
+    """A deliberately wrong solution that calibration must catch."""
+
+    name: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Folder under solutions/broken/."
+    )
+    description: str = ""
+    fails: list[str] = Field(
+        min_length=1, description="Tests it must fail, as phase/file.py::test."
+    )
+
+
+class Calibration(_Strict):
+    """Solutions used by the scripted agent and by ``changeup calibrate``."""
+
+    broken: list[BrokenVariant] = Field(default_factory=list)
+
+
+class ChallengeModel(_Strict):
+    """One evolving challenge."""
+
+    id: str = Field(pattern=CHALLENGE_ID, description="Stable id, lower-case.")
+    title: str = ""
+    pattern: PatternName | None = None
+    initial_briefing: str = Field(
+        min_length=1, description="The first message: phase 1's requirements."
+    )
+    phases: list[PhaseModel] | None = Field(
+        None, description="Ordered phases. Default: phase1 and each phase a trigger unlocks."
+    )
+    triggers: list[TriggerModel] = Field(default_factory=list)
+    end: str | None = Field(None, description="End the session early when this condition holds.")
+    limits: Limits = Field(default_factory=Limits)
+    allowed_paths: list[str] = Field(
+        default_factory=list,
+        description="Globs the agent is expected to change; others are scope findings.",
+    )
+    calibration: Calibration = Field(default_factory=Calibration)
+
+
+class ChallengeFile(_Strict):
+    """The whole of ``challenge.yaml``."""
+
+    challenge: ChallengeModel
+
+
+# --- the loaded challenge ----------------------------------------------------------------
+
+_SEED_PHASE = re.compile(r"^phase\s*(\d+)(?:\s+test\s+suite)?$", re.IGNORECASE)
+
+
+def seed_phase_name(text: str) -> str | None:
+    """``"Phase 2 test suite"`` → ``"phase2"``; None when the text is not of that form."""
+    match = _SEED_PHASE.match(text.strip())
+    return f"phase{int(match.group(1))}" if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A phase with its hidden-test location resolved."""
+
+    id: str
+    title: str
+    tests: Path
+    command: str | None
+    weight: float
+    supersedes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """A validated challenge folder, ready to run."""
+
+    root: Path
+    model: ChallengeModel
+    phases: tuple[Phase, ...]
+    spec: Spec
+    digest: str
+
+    @property
+    def id(self) -> str:
+        """The challenge id."""
+        return self.model.id
+
+    @property
+    def workspace(self) -> Path:
+        """The starter workspace template."""
+        return self.root / "workspace"
+
+    def phase(self, phase_id: str) -> Phase:
+        """The phase called ``phase_id``."""
+        return next(p for p in self.phases if p.id == phase_id)
+
+    def solution(self, variant: str, phase_id: str) -> Path:
+        """Files the scripted agent applies for ``phase_id``: ``reference`` or ``broken/<name>``."""
+        return self.root / "solutions" / variant / phase_id

@@ -1,0 +1,493 @@
+"""Load and validate a challenge folder, reporting every problem as ``file:line:column: message``.
+
+Validation runs in layers, each only when the one before succeeded: the YAML must parse;
+its shape must match :class:`~orchestrator.challenge.ChallengeFile`; then names, conditions,
+phases and the folder itself are checked together so one run lists every problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from orchestrator.challenge import (
+    Challenge,
+    ChallengeFile,
+    ChallengeModel,
+    Phase,
+    TriggerModel,
+    seed_phase_name,
+)
+from orchestrator.sourcemap import Path_, Problem, SourceError, SourceMap, load_yaml
+from orchestrator.testids import TestFileError, list_tests
+from triggers import (
+    ConditionError,
+    Expr,
+    Scope,
+    Spec,
+    TriggerSpec,
+    analyse,
+    parse,
+    resolve,
+)
+from triggers.globs import GlobError, compile_glob
+from triggers.syntax import And, Call, Compare, Duration, Name
+
+__all__ = ["ChallengeError", "challenge_digest", "load_challenge", "validate"]
+
+CHALLENGE_FILE = "challenge.yaml"
+_ROOT: Path_ = ("challenge",)
+_IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+
+
+class ChallengeError(Exception):
+    """A challenge that does not validate; ``problems`` says everything that is wrong."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def load_challenge(path: Path | str) -> Challenge:
+    """Load the challenge at ``path`` (its folder or its ``challenge.yaml``)."""
+    result = _load(Path(path))
+    if isinstance(result, list):
+        raise ChallengeError(result)
+    return result
+
+
+def validate(path: Path | str) -> list[Problem]:
+    """Every problem of the challenge at ``path``; empty when it is valid."""
+    result = _load(Path(path))
+    return result if isinstance(result, list) else []
+
+
+def challenge_digest(root: Path) -> str:
+    """sha256 over the challenge folder's file names and contents, in sorted order."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = file.relative_to(root)
+        if _IGNORED_PARTS & set(relative.parts):
+            continue
+        digest.update(relative.as_posix().encode() + b"\0")
+        digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _load(path: Path) -> Challenge | list[Problem]:
+    file = path / CHALLENGE_FILE if path.is_dir() or not path.suffix else path
+    root = file.parent
+    if not file.is_file():
+        what = "no such challenge" if not root.exists() else f"no {CHALLENGE_FILE} in {root}"
+        return [Problem(str(file), 1, 1, what)]
+    try:
+        data, source = load_yaml(file.read_text(encoding="utf-8"), str(file))
+    except SourceError as error:
+        return [error.problem]
+    except UnicodeDecodeError:
+        return [Problem(str(file), 1, 1, "not UTF-8 text")]
+    if not isinstance(data, dict):
+        found = "the file is empty" if data is None else f"found {type(data).__name__}"
+        return [
+            Problem(
+                str(file), 1, 1, f"expected a mapping with a top-level 'challenge:' key; {found}"
+            )
+        ]
+    try:
+        model = ChallengeFile.model_validate(data).challenge
+    except ValidationError as error:
+        return sorted({_schema_problem(e, source) for e in error.errors()})
+    return _Semantics(model, root, source).run()
+
+
+# --- schema errors -----------------------------------------------------------------------
+
+
+def _schema_problem(error: Any, source: SourceMap) -> Problem:
+    loc: Path_ = tuple(error["loc"])
+    kind = error["type"]
+    where = _describe(loc[:-1]) if loc else "the file"
+    if kind == "extra_forbidden":
+        allowed = ", ".join(_fields_at(loc[:-1]))
+        return source.problem(
+            loc, f"unknown key {loc[-1]!r} in {where} (expected one of: {allowed})", key=True
+        )
+    if kind == "missing":
+        return source.problem(loc[:-1], f"missing required key {loc[-1]!r} in {where}", key=True)
+    message = str(error["msg"]).removeprefix("Value error, ")
+    message = message.replace("Input should be", "expected").replace("String should", "text should")
+    value = error.get("input")
+    if not isinstance(value, dict | list) and repr(value) not in message:
+        message += f", got {value!r}"
+    return source.problem(loc, f"{_describe(loc)}: {message}")
+
+
+def _describe(loc: Path_) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the file"
+
+
+def _fields_at(loc: Path_) -> list[str]:
+    """The keys allowed in the mapping at ``loc``, walking the models' annotations."""
+    current: Any = ChallengeFile
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int):
+            args = typing.get_args(current)
+            current = args[0] if args else current
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            field = next(f for name, f in current.model_fields.items() if part in (name, f.alias))
+            current = field.annotation
+    current = _unwrap(current)
+    assert isinstance(current, type)
+    assert issubclass(current, BaseModel)
+    return [f.alias or name for name, f in current.model_fields.items()]
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip ``X | None`` down to ``X``."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation
+
+
+# --- meaning -----------------------------------------------------------------------------
+
+
+class _Semantics:
+    """Checks names, conditions, phases and folders of a schema-valid challenge."""
+
+    def __init__(self, model: ChallengeModel, root: Path, source: SourceMap) -> None:
+        self.model = model
+        self.root = root
+        self.source = source
+        self.problems: list[Problem] = []
+        self.phase_ids: list[str] = []
+
+    def report(self, path: Path_, message: str, *, key: bool = False) -> None:
+        self.problems.append(self.source.problem((*_ROOT, *path), message, key=key))
+
+    def run(self) -> Challenge | list[Problem]:
+        trigger_ids = self._trigger_ids()
+        targets = [self._target(i, t) for i, t in enumerate(self.model.triggers)]
+        phase_ids = self.phase_ids = self._phase_ids(targets)
+        scope = Scope(tuple(phase_ids), tuple(trigger_ids))
+        triggers = [
+            self._trigger(i, t, trigger_ids[i], targets[i], scope)
+            for i, t in enumerate(self.model.triggers)
+        ]
+        end = self._condition(("end",), self.model.end, scope) if self.model.end else None
+        phases = self._phases(phase_ids)
+        self._allowed_paths()
+        if self.problems:
+            return sorted(set(self.problems))
+        built = [t for t in triggers if t is not None]
+        spec = Spec(
+            tuple(phase_ids),
+            tuple(built),
+            self.model.initial_briefing,
+            self.model.limits.session,
+            end,
+            self.model.end or "",
+        )
+        self._findings(spec)
+        listings = self._listings(phases)
+        self._supersedes(phases, listings)
+        self._calibration(listings)
+        self._folders()
+        if self.problems:
+            return sorted(set(self.problems))
+        return Challenge(self.root, self.model, tuple(phases), spec, challenge_digest(self.root))
+
+    # triggers ---------------------------------------------------------------------------
+
+    def _trigger_ids(self) -> list[str]:
+        ids: list[str] = []
+        seen: dict[str, int] = {}
+        for i, trigger in enumerate(self.model.triggers):
+            name = trigger.id or f"trigger{i + 1}"
+            if name.lower() == "briefing":
+                self.report(
+                    ("triggers", i, "id"), "'briefing' is reserved for the initial briefing"
+                )
+            elif name.lower() in seen:
+                self.report(
+                    ("triggers", i, "id"),
+                    f"duplicate trigger id {name!r} (also triggers[{seen[name.lower()]}])",
+                )
+            seen.setdefault(name.lower(), i)
+            ids.append(name)
+        return ids
+
+    def _target(self, index: int, trigger: TriggerModel) -> str | None:
+        """The phase a trigger unlocks, from ``unlocks`` or the seed form ``new_tests``."""
+        named = {seed_phase_name(item) or item for item in trigger.new_tests}
+        if len(named) > 1:
+            self.report(
+                ("triggers", index, "new_tests"),
+                f"new_tests names several phases ({', '.join(sorted(named))}); "
+                "a trigger unlocks one",
+            )
+        from_seed = next(iter(named)) if len(named) == 1 else None
+        if trigger.unlocks and from_seed and trigger.unlocks != from_seed:
+            self.report(
+                ("triggers", index, "new_tests"),
+                f"new_tests names {from_seed} but unlocks is {trigger.unlocks}",
+            )
+        return trigger.unlocks or from_seed
+
+    def _phase_ids(self, targets: list[str | None]) -> list[str]:
+        if self.model.phases is None:
+            ids = ["phase1"]
+            ids += [t for t in dict.fromkeys(targets) if t is not None and t != "phase1"]
+            return ids
+        ids = []
+        seen: set[str] = set()
+        for i, phase in enumerate(self.model.phases):
+            if phase.id.lower() in seen:
+                self.report(("phases", i, "id"), f"duplicate phase id {phase.id!r}")
+            seen.add(phase.id.lower())
+            ids.append(phase.id)
+        unlocked = {t for t in targets if t is not None}
+        for i, phase in enumerate(self.model.phases[1:], start=1):
+            if phase.id not in unlocked:
+                self.report(
+                    ("phases", i, "id"),
+                    f"phase {phase.id!r} is never unlocked: no trigger has 'unlocks: {phase.id}'",
+                )
+        return ids
+
+    def _trigger(
+        self, index: int, model: TriggerModel, trigger_id: str, target: str | None, scope: Scope
+    ) -> TriggerSpec | None:
+        path: Path_ = ("triggers", index)
+        ok = True
+        if target is not None and target not in scope.phases:
+            key = "unlocks" if model.unlocks else "new_tests"
+            self.report(
+                (*path, key), f"unknown phase {target!r} (phases: {', '.join(scope.phases)})"
+            )
+            ok = False
+        if not model.message and target is None:
+            self.report(path, f"trigger {trigger_id!r} does nothing: give it a message or unlocks")
+            ok = False
+        if not model.once and target is not None:
+            self.report(
+                (*path, "once"), "a trigger that unlocks a phase fires once; drop 'once: false'"
+            )
+            ok = False
+        if model.condition is None and model.at is None and model.after is None:
+            self.report(path, f"trigger {trigger_id!r} needs a condition (or at: / after:)")
+            return None
+        condition = self._condition((*path, "condition"), model.condition or "always", scope)
+        after: Expr | None = None
+        if model.after is not None:
+            try:
+                after = Name(scope.find("trigger", model.after, 1, "after"))
+            except ConditionError as error:
+                self.report((*path, "after"), error.message)
+                ok = False
+        if condition is None or not ok:
+            return None
+        parts: list[Expr] = [condition]
+        if model.at is not None:
+            parts.append(Compare(">=", Name("time_elapsed"), Duration(model.at)))
+        if isinstance(after, Name):
+            parts.append(Call("fired", (after,)))
+        return TriggerSpec(
+            id=trigger_id,
+            condition=parts[0] if len(parts) == 1 else And(tuple(parts)),
+            text=model.condition or "always",
+            hold=model.hold,
+            once=model.once,
+            unlocks=target,
+            message=model.message,
+            message_kind=model.kind,
+            interrupt=model.delivery == "interrupt",
+            priority=model.priority,
+        )
+
+    def _condition(self, path: Path_, text: str, scope: Scope) -> Expr | None:
+        try:
+            return resolve(parse(text), scope)
+        except ConditionError as error:
+            full = (*_ROOT, *path)
+            located = self.source.inside(full, error.column, text)
+            where = located or self.source.problem(full, "")
+            self.problems.append(
+                Problem(
+                    where.file,
+                    where.line,
+                    where.column,
+                    f"in condition {text.strip()!r}: {error.message}",
+                )
+            )
+            return None
+
+    def _findings(self, spec: Spec) -> None:
+        index = {t.id: i for i, t in enumerate(spec.triggers)}
+        models = self.model.triggers
+        for finding in analyse(spec):
+            i = index[finding.trigger]
+            model = models[i]
+            key = finding.field
+            if key == "unlocks" and not model.unlocks:
+                key = "new_tests"
+            if key == "condition" and model.condition is None:
+                key = "at" if model.at is not None else "after"
+            self.report(("triggers", i, key), f"trigger {finding.trigger!r} {finding.message}")
+
+    # phases and folders -----------------------------------------------------------------
+
+    def _phases(self, ids: list[str]) -> list[Phase]:
+        declared = {p.id: p for p in self.model.phases or []}
+        phases = []
+        for phase_id in ids:
+            model = declared.get(phase_id)
+            tests = (model.tests if model and model.tests else None) or f"tests/{phase_id}"
+            phases.append(
+                Phase(
+                    id=phase_id,
+                    title=model.title if model else "",
+                    tests=self.root / tests,
+                    command=model.command if model else None,
+                    weight=model.weight if model else 1.0,
+                    supersedes=tuple(model.supersedes) if model else (),
+                )
+            )
+        return phases
+
+    def _phase_path(self, phase_id: str, key: str) -> Path_:
+        for i, phase in enumerate(self.model.phases or []):
+            if phase.id == phase_id:
+                return ("phases", i, key) if key in phase.model_fields_set else ("phases", i)
+        for i, trigger in enumerate(self.model.triggers):
+            target = trigger.unlocks or next(
+                (seed_phase_name(x) or x for x in trigger.new_tests), None
+            )
+            if target == phase_id:
+                return ("triggers", i, "unlocks" if trigger.unlocks else "new_tests")
+        return ()
+
+    def _listings(self, phases: list[Phase]) -> dict[str, dict[str, list[str]]]:
+        listings: dict[str, dict[str, list[str]]] = {}
+        for phase in phases:
+            relative = phase.tests.relative_to(self.root).as_posix()
+            if not phase.tests.is_dir():
+                if phase.command is None or phase.tests.relative_to(self.root) != Path(
+                    "tests", phase.id
+                ):
+                    self.report(
+                        self._phase_path(phase.id, "tests"),
+                        f"missing folder {relative}/ with the hidden tests of {phase.id}",
+                    )
+                continue
+            if phase.command is not None:
+                continue
+            try:
+                listing = list_tests(phase.id, phase.tests)
+            except TestFileError as error:
+                self.problems.append(
+                    Problem(str(error.path), error.line, error.column, f"hidden test file: {error}")
+                )
+                continue
+            if not any(listing.values()):
+                self.report(
+                    self._phase_path(phase.id, "tests"),
+                    f"{relative}/ holds no pytest tests (test_*.py files with test_* functions)",
+                )
+            listings[phase.id] = listing
+        return listings
+
+    def _supersedes(self, phases: list[Phase], listings: dict[str, dict[str, list[str]]]) -> None:
+        order = [p.id for p in phases]
+        superseded: set[str] = set()
+        for index, phase in enumerate(phases):
+            declared_index = next(
+                (i for i, p in enumerate(self.model.phases or []) if p.id == phase.id), None
+            )
+            for j, test_id in enumerate(phase.supersedes):
+                target_phase = test_id.split("/", 1)[0]
+                path: Path_ = ("phases", declared_index or 0, "supersedes", j)
+                if target_phase not in order[:index]:
+                    self.report(
+                        path,
+                        f"{test_id!r} must name a test of an earlier phase "
+                        f"({', '.join(order[:index]) or 'none'}) as phase/file.py::test",
+                    )
+                elif target_phase in listings and not _known(test_id, listings[target_phase]):
+                    self.report(path, f"no test {test_id!r} in {target_phase}'s hidden tests")
+                superseded.add(test_id)
+            self._dropped(phase, phases[:index], listings, superseded)
+
+    def _dropped(
+        self,
+        phase: Phase,
+        earlier: list[Phase],
+        listings: dict[str, dict[str, list[str]]],
+        superseded: set[str],
+    ) -> None:
+        """A later file at an earlier one's path replaces it: dropped tests need supersedes."""
+        mine = listings.get(phase.id, {})
+        for before in earlier:
+            for file, ids in listings.get(before.id, {}).items():
+                if file not in mine:
+                    continue
+                kept = {i.split("::", 1)[1] for i in mine[file]}
+                for test_id in ids:
+                    if test_id.split("::", 1)[1] in kept or _covered(test_id, superseded):
+                        continue
+                    self.report(
+                        self._phase_path(phase.id, "tests"),
+                        f"{phase.id}'s {file} replaces {before.id}'s but drops {test_id}; "
+                        f"list it under {phase.id}'s supersedes: or keep the test",
+                    )
+
+    def _calibration(self, listings: dict[str, dict[str, list[str]]]) -> None:
+        for i, variant in enumerate(self.model.calibration.broken):
+            path: Path_ = ("calibration", "broken", i)
+            if not (self.root / "solutions" / "broken" / variant.name).is_dir():
+                self.report((*path, "name"), f"missing folder solutions/broken/{variant.name}/")
+            for j, test_id in enumerate(variant.fails):
+                phase = test_id.split("/", 1)[0]
+                if phase not in listings:
+                    if phase not in self.phase_ids:
+                        self.report(
+                            (*path, "fails", j), f"{test_id!r} does not name a phase's test"
+                        )
+                    continue
+                if not _known(test_id, listings[phase]):
+                    self.report(
+                        (*path, "fails", j), f"no test {test_id!r} in {phase}'s hidden tests"
+                    )
+
+    def _allowed_paths(self) -> None:
+        for i, pattern in enumerate(self.model.allowed_paths):
+            try:
+                compile_glob(pattern)
+            except GlobError as error:
+                self.report(("allowed_paths", i), f"bad glob {pattern!r}: {error}")
+
+    def _folders(self) -> None:
+        if not (self.root / "workspace").is_dir():
+            self.report(
+                (), "missing folder workspace/ (the starter files the agent begins from)", key=True
+            )
+
+
+def _known(test_id: str, listing: dict[str, list[str]]) -> bool:
+    """``test_id`` names a listed test, or a file or class holding some."""
+    return any(
+        i == test_id or i.startswith(test_id + "::") for ids in listing.values() for i in ids
+    ) or any(test_id == f"{i.split('::', 1)[0]}" for ids in listing.values() for i in ids)
+
+
+def _covered(test_id: str, superseded: set[str]) -> bool:
+    return any(test_id == s or test_id.startswith(s + "::") for s in superseded)

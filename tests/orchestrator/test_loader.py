@@ -1,0 +1,265 @@
+"""Loading and validating challenge folders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator import ChallengeError, load_challenge, validate
+from orchestrator.sourcemap import SourceError, load_yaml
+from triggers import Engine, PhaseResult, SessionStarted, TestsResult, TriggerFired, render
+
+REPO = Path(__file__).resolve().parents[2]
+BROKEN = REPO / "tests" / "fixtures" / "broken"
+
+SEED_YAML = """\
+challenge:
+  id: evolving-pivot-001
+  initial_briefing: |
+    [Phase 1 requirements]
+
+  triggers:
+    - condition: phase1_tests_pass
+      message: |
+        [Pivot message]
+      new_tests: [Phase 2 test suite]
+
+    - condition: time_elapsed > 30min AND phase1_tests_not_pass
+      message: |
+        "Phase 1 deadline passed. Moving to Phase 2 anyway.
+         Phase 1 failures will count against your score."
+      new_tests: [Phase 2 test suite]
+"""
+
+
+def make_challenge(root: Path, text: str = SEED_YAML) -> Path:
+    """A challenge folder with ``text`` as its YAML and two phases of tests."""
+    (root / "workspace").mkdir(parents=True)
+    (root / "workspace" / "app.py").write_text("VALUE = 1\n")
+    for phase, name in (("phase1", "one"), ("phase2", "two")):
+        (root / "tests" / phase).mkdir(parents=True)
+        (root / "tests" / phase / f"test_{name}.py").write_text(
+            f"def test_{name}():\n    assert True\n"
+        )
+    (root / "challenge.yaml").write_text(text)
+    return root
+
+
+def test_seed_yaml_loads_as_written(tmp_path: Path) -> None:
+    """The design's seed-shaped YAML loads with phases inferred from new_tests."""
+    challenge = load_challenge(make_challenge(tmp_path))
+    assert challenge.id == "evolving-pivot-001"
+    assert [p.id for p in challenge.phases] == ["phase1", "phase2"]
+    assert [p.tests for p in challenge.phases] == [
+        tmp_path / "tests/phase1",
+        tmp_path / "tests/phase2",
+    ]
+    assert [t.id for t in challenge.spec.triggers] == ["trigger1", "trigger2"]
+    assert [t.unlocks for t in challenge.spec.triggers] == ["phase2", "phase2"]
+    assert challenge.spec.briefing == "[Phase 1 requirements]\n"
+    assert challenge.spec.time_limit == 3600.0
+    assert len(challenge.digest) == 64
+
+
+def test_seed_challenge_runs_in_the_engine(tmp_path: Path) -> None:
+    """The loaded spec drives the engine: the pivot fires when phase 1 passes."""
+    engine = Engine(load_challenge(make_challenge(tmp_path)).spec)
+    engine.step(SessionStarted(0.0))
+    actions = engine.step(TestsResult(3.0, 1, "tree", (PhaseResult("phase1", 1, 0),)))
+    assert [a.trigger for a in actions if isinstance(a, TriggerFired)] == ["trigger1"]
+
+
+def test_yaml_file_path_is_accepted(tmp_path: Path) -> None:
+    """validate takes the challenge.yaml itself as well as its folder."""
+    make_challenge(tmp_path)
+    assert validate(tmp_path / "challenge.yaml") == []
+
+
+def test_richer_schema(tmp_path: Path) -> None:
+    """Declared phases, weights, supersedes, at/after, for, delivery and limits all load."""
+    text = """\
+challenge:
+  id: rich
+  pattern: revision
+  initial_briefing: Build.
+  phases:
+    - {id: phase1, weight: 1, title: first}
+    - {id: phase2, weight: 3, tests: tests/phase2, supersedes: [phase1/test_one.py::test_one]}
+  triggers:
+    - {id: pivot, condition: phase1_tests_pass, for: 30s, unlocks: phase2, message: Go,
+       kind: revision}
+    - {id: reminder, after: pivot, at: 10m, message: Remember, delivery: interrupt, once: true}
+  end: phase2_tests_pass
+  limits: {session: 2h, test_run: 90s, agent_turn: 20min}
+  allowed_paths: ["app.py"]
+"""
+    challenge = load_challenge(make_challenge(tmp_path, text))
+    assert [p.weight for p in challenge.phases] == [1.0, 3.0]
+    assert challenge.phases[1].supersedes == ("phase1/test_one.py::test_one",)
+    pivot, reminder = challenge.spec.triggers
+    assert pivot.hold == 30.0
+    assert pivot.message_kind == "revision"
+    assert reminder.interrupt
+    assert render(reminder.condition) == "always and time_elapsed >= 10min and fired(pivot)"
+    assert challenge.spec.time_limit == 7200.0
+    assert challenge.spec.end is not None
+
+
+def test_command_phase_needs_no_pytest_folder(tmp_path: Path) -> None:
+    """A phase run by a command that writes JUnit XML needs no test_*.py files."""
+    text = SEED_YAML.replace(
+        "  triggers:",
+        "  phases:\n    - id: phase1\n    - id: phase2\n      command: ./run-tests.sh\n  triggers:",
+    )
+    root = make_challenge(tmp_path, text)
+    shutil.rmtree(root / "tests" / "phase2")
+    assert validate(root) == []
+
+
+def test_load_raises_with_every_problem(tmp_path: Path) -> None:
+    """load_challenge raises ChallengeError listing all problems."""
+    root = make_challenge(tmp_path, SEED_YAML.replace("phase1_tests_pass", "phase7_tests_pass", 1))
+    with pytest.raises(ChallengeError) as caught:
+        load_challenge(root)
+    assert "unknown phase 'phase7'" in str(caught.value)
+
+
+def test_missing_challenge_is_a_problem(tmp_path: Path) -> None:
+    """A path with no challenge gives one problem, not an exception."""
+    [problem] = validate(tmp_path / "nothing-here")
+    assert problem.message == "no such challenge"
+    [problem] = validate(tmp_path)
+    assert problem.message.startswith("no challenge.yaml in")
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    """A binary challenge.yaml is reported, not a crash."""
+    make_challenge(tmp_path)
+    (tmp_path / "challenge.yaml").write_bytes(b"\xff\xfe\x00challenge")
+    assert validate(tmp_path)[0].message == "not UTF-8 text"
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    """An empty challenge.yaml says the challenge key is missing."""
+    make_challenge(tmp_path, "")
+    assert validate(tmp_path)[0].message == (
+        "expected a mapping with a top-level 'challenge:' key; the file is empty"
+    )
+
+
+def test_non_text_key(tmp_path: Path) -> None:
+    """A key YAML reads as a boolean is reported with advice."""
+    make_challenge(tmp_path, "challenge:\n  on: 1\n")
+    assert "quote it" in validate(tmp_path)[0].message
+
+
+def test_condition_column_in_block_scalar(tmp_path: Path) -> None:
+    """An error inside a block-scalar condition points into the block."""
+    text = SEED_YAML.replace(
+        "    - condition: phase1_tests_pass\n",
+        "    - condition: |\n        always and\n          nonsense\n",
+    )
+    problems = validate(make_challenge(tmp_path, text))
+    assert [(p.line, p.column) for p in problems] == [(9, 11)]
+
+
+def test_condition_column_in_quoted_scalar(tmp_path: Path) -> None:
+    """A quoted condition's column accounts for the quote."""
+    text = SEED_YAML.replace("condition: phase1_tests_pass", 'condition: "always and nonsense"')
+    [problem] = validate(make_challenge(tmp_path, text))
+    assert (problem.line, problem.column) == (7, 30)
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in BROKEN.iterdir()))
+def test_broken_fixture_gives_its_precise_message(
+    fixture: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each deliberately broken challenge gives exactly its expected file:line:column messages."""
+    monkeypatch.chdir(REPO)
+    folder = BROKEN.relative_to(REPO) / fixture
+    expected = (folder / "expected.txt").read_text().splitlines()
+    assert [str(p) for p in validate(folder)] == expected
+
+
+def test_validate_cli_on_all_broken_fixtures_never_tracebacks() -> None:
+    """The real CLI prints every fixture's messages, exits 1 and never shows a traceback."""
+    folders = sorted(str(p.relative_to(REPO)) for p in BROKEN.iterdir())
+    assert len(folders) >= 20
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "validate", *folders],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr + done.stdout
+    expected = "".join((BROKEN / Path(f).name / "expected.txt").read_text() for f in folders)
+    assert done.stdout == expected
+    assert f"{len(folders)} of {len(folders)} challenges have problems" in done.stderr
+
+
+def test_yaml_positions_and_duplicates() -> None:
+    """The source map records key and value positions and refuses duplicate keys."""
+    data, source = load_yaml("a:\n  b: [1, 2]\n", "x.yaml")
+    assert data == {"a": {"b": [1, 2]}}
+    assert (source.keys[("a", "b")].line, source.keys[("a", "b")].column) == (2, 3)
+    assert source.values[("a", "b", 1)].column == 10
+    with pytest.raises(SourceError, match="duplicate key 'a'"):
+        load_yaml("a: 1\na: 2\n", "x.yaml")
+
+
+YAML_SCALARS = st.one_of(st.integers(), st.booleans(), st.text(max_size=10), st.none())
+YAML_DATA = st.recursive(
+    YAML_SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(st.text(min_size=1, max_size=5), children, max_size=3),
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(YAML_DATA)
+def test_yaml_loading_matches_pyyaml(data: object) -> None:
+    """Our position-keeping loader builds the same data as PyYAML's safe_load."""
+    text = yaml.safe_dump({"root": data})
+    assert load_yaml(text, "x.yaml")[0] == yaml.safe_load(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=200))
+def test_validate_never_raises_on_arbitrary_text(text: str) -> None:
+    """Whatever the file holds, validation answers with problems, never an exception."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = make_challenge(Path(folder) / "c", text)
+        for problem in validate(root):
+            assert problem.line >= 1
+            assert problem.column >= 1
+
+
+def test_schema_is_json_schema_of_the_format() -> None:
+    """``changeup schema`` prints a JSON Schema naming the challenge's keys."""
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "schema"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    schema = json.loads(done.stdout)
+    assert schema["title"] == "changeup challenge"
+    trigger = schema["$defs"]["TriggerModel"]["properties"]
+    assert {"condition", "for", "unlocks", "new_tests", "delivery"} <= set(trigger)
+    assert schema["$defs"]["TriggerModel"]["additionalProperties"] is False
