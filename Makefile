@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/changeup run challenges/export-time --agent scripted --out runs/demo
+	$(BIN)/changeup run challenges/export-time --agent scripted --out runs --quiet
 
 lint: $(STAMP)
 	$(BIN)/ruff check triggers orchestrator tests benchmarks

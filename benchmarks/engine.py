@@ -44,9 +44,7 @@ def triggers(count: int) -> list[dict[str, Any]]:
         if kind == 0:
             out.append({**base, "condition": f"{phase}_tests_pass", "unlocks": following})
         elif kind == 1:
-            out.append(
-                {**base, "condition": f"time_elapsed > {10 + i}min and {phase}_tests_not_pass"}
-            )
+            out.append({**base, "condition": f"time_elapsed > {10 + i}min and {phase}_tests_not_pass"})
         elif kind == 2:
             out.append({**base, "condition": f"idle > {30 + i}s", "once": False})
         elif kind == 3:

@@ -77,9 +77,7 @@ class PhaseModel(_Strict):
             "$CHANGEUP_JUNIT. $CHANGEUP_TESTS is the phase's hidden test folder."
         ),
     )
-    weight: float = Field(
-        1.0, ge=0, description="Share of the total score (normalised over phases)."
-    )
+    weight: float = Field(1.0, ge=0, description="Share of the total score (normalised over phases).")
     supersedes: list[str] = Field(
         default_factory=list,
         description="Earlier tests this phase's contract replaces, as phase/file.py::test.",
@@ -89,18 +87,14 @@ class PhaseModel(_Strict):
 class TriggerModel(_Strict):
     """When ``condition`` holds, deliver ``message`` and unlock a phase."""
 
-    id: Identifier | None = Field(
-        None, description="Name for fired(...) and reports. Default: trigger<N>."
-    )
+    id: Identifier | None = Field(None, description="Name for fired(...) and reports. Default: trigger<N>.")
     condition: str | None = Field(
         None, description="When to fire, in the condition language (docs/conditions.md)."
     )
     at: Seconds | None = Field(None, description="Fire no earlier than this long after the start.")
     after: Identifier | None = Field(None, description="Fire only after this trigger fired.")
     hold: Seconds = Field(0.0, alias="for", description="The condition must hold this long first.")
-    once: bool = Field(
-        True, description="Fire at most once (default); false re-fires on each new edge."
-    )
+    once: bool = Field(True, description="Fire at most once (default); false re-fires on each new edge.")
     message: str = Field("", description="The message delivered to the agent.")
     kind: MessageKind = Field("notice", description="What sort of change the message is.")
     unlocks: Identifier | None = Field(None, description="The phase whose tests join the suite.")
@@ -111,9 +105,7 @@ class TriggerModel(_Strict):
     delivery: Literal["queue", "interrupt"] = Field(
         "queue", description="queue: at the end of the agent's turn; interrupt: at once."
     )
-    priority: int = Field(
-        0, description="Among triggers ready at once to unlock a phase, highest wins."
-    )
+    priority: int = Field(0, description="Among triggers ready at once to unlock a phase, highest wins.")
 
 
 class Limits(_Strict):
@@ -121,21 +113,15 @@ class Limits(_Strict):
 
     session: Seconds = Field(3600.0, description="The whole session.")
     test_run: Seconds = Field(120.0, description="One hidden test run.")
-    agent_turn: Seconds | None = Field(
-        None, description="One agent turn (none: only the session limit)."
-    )
+    agent_turn: Seconds | None = Field(None, description="One agent turn (none: only the session limit).")
 
 
 class BrokenVariant(_Strict):
     """A deliberately wrong solution that calibration must catch."""
 
-    name: str = Field(
-        pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Folder under solutions/broken/."
-    )
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Folder under solutions/broken/.")
     description: str = ""
-    fails: list[str] = Field(
-        min_length=1, description="Tests it must fail, as phase/file.py::test."
-    )
+    fails: list[str] = Field(min_length=1, description="Tests it must fail, as phase/file.py::test.")
 
 
 class Calibration(_Strict):
@@ -150,9 +136,7 @@ class ChallengeModel(_Strict):
     id: str = Field(pattern=CHALLENGE_ID, description="Stable id, lower-case.")
     title: str = ""
     pattern: PatternName | None = None
-    initial_briefing: str = Field(
-        min_length=1, description="The first message: phase 1's requirements."
-    )
+    initial_briefing: str = Field(min_length=1, description="The first message: phase 1's requirements.")
     phases: list[PhaseModel] | None = Field(
         None, description="Ordered phases. Default: phase1 and each phase a trigger unlocks."
     )

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
+import anyio
 import click
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
 
+from orchestrator.agents import SPEC_HELP, AgentSpecError, parse_agent
 from orchestrator.challenge import ChallengeFile
-from orchestrator.loader import load_challenge, validate
+from orchestrator.diagnostics import configure
+from orchestrator.loader import ChallengeError, load_challenge, validate
+from orchestrator.render import clock, print_summary
+from orchestrator.runs import RunFolder, run_challenge, write_reports
 from orchestrator.scaffold import SCAFFOLDS, ScaffoldError, scaffold
+from orchestrator.session import SessionView
 
 __all__ = ["main"]
 
@@ -25,6 +35,7 @@ def cli() -> None:
     follow without breaking what must stay?
 
     \b
+    Run one:             changeup run challenges/export-time --agent scripted
     Write a challenge:   changeup new my-challenge --pattern pivot
     Check it:            changeup validate my-challenge
     Editor completion:   changeup schema > challenge.schema.json
@@ -94,6 +105,119 @@ def new_command(name: Path, pattern: str) -> None:
     for path in written:
         click.echo(path.as_posix())
     click.echo(f"next: edit {name / 'challenge.yaml'}, then: changeup validate {name}", err=True)
+
+
+class _StatusLine:
+    """The live line: phase, elapsed time, last test result, triggers fired, agent state."""
+
+    def __init__(self) -> None:
+        self.view = SessionView()
+        self.started = time.monotonic()
+
+    def update(self, view: SessionView) -> None:
+        self.view = view
+
+    def __rich__(self) -> Text:
+        view = self.view
+        fired = ", ".join(view.fired) or "none"
+        return Text.assemble(
+            ("● ", "cyan"),
+            (view.phase or "starting", "bold"),
+            f"  {clock(time.monotonic() - self.started)}",
+            f"  tests: {view.tests}",
+            f"  fired: {fired}",
+            f"  agent: {view.agent}",
+        )
+
+
+@cli.command("run")
+@click.argument("challenge_path", metavar="CHALLENGE", type=click.Path(path_type=Path))
+@click.option(
+    "--agent",
+    "agent_spec",
+    default="scripted",
+    show_default=True,
+    help="Who does the work:\n\n\b\n" + SPEC_HELP,
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("runs"),
+    show_default=True,
+    help="Folder the run folder is created in.",
+)
+@click.option(
+    "--debounce",
+    type=float,
+    default=0.3,
+    show_default=True,
+    help="Longest a burst of file changes is gathered into one batch, in seconds.",
+)
+@click.option("--quiet", is_flag=True, help="No live status line.")
+@click.option("--verbose", "-v", is_flag=True, help="Show every diagnostic event.")
+def run_command(
+    challenge_path: Path, agent_spec: str, out: Path, debounce: float, quiet: bool, verbose: bool
+) -> None:
+    """Run CHALLENGE once with an agent and write its run folder.
+
+    The run folder (under --out) holds events.jsonl, the workspace, the snapshots, and
+    report.json/report.md. Exit status: 0 when the session ran to its end and was graded;
+    1 when the run is invalid, crashed or could not be graded cleanly; 2 for bad input.
+
+    \b
+    Examples:
+      changeup run challenges/export-time
+      changeup run challenges/export-time --agent scripted:broken/suffix-only
+      changeup run challenges/export-time --agent 'command:./my-agent.sh'
+    """
+    configure(verbose=verbose)
+    try:
+        challenge = load_challenge(challenge_path)
+        agent = parse_agent(agent_spec)
+    except ChallengeError as error:
+        raise click.ClickException(f"{challenge_path} is not a valid challenge:\n{error}") from None
+    except AgentSpecError as error:
+        raise click.BadParameter(str(error), param_hint="--agent") from None
+    console = Console(stderr=True)
+    status = _StatusLine()
+    folders: list[RunFolder] = []
+    live = Live(status, console=console, refresh_per_second=4, transient=True)
+    show = not quiet and console.is_terminal
+    try:
+        if show:
+            live.start()
+        folder, outcome, report = anyio.run(
+            lambda: run_challenge(
+                challenge,
+                agent,
+                out,
+                debounce=debounce,
+                on_change=status.update,
+                on_folder=folders.append,
+            )
+        )
+    except KeyboardInterrupt:
+        live.stop()
+        if folders:
+            write_reports(challenge, folders[0])
+            console.print(f"interrupted; what happened so far is in {folders[0].path}")
+        sys.exit(130)
+    finally:
+        live.stop()
+    print_summary(report, Console())
+    click.echo(f"run folder: {folder.path}")
+    click.echo(f"report:     {folder.path / 'report.md'}")
+    problems = []
+    if outcome.status != "completed":
+        problems.append(
+            f"the run is {outcome.status}: {outcome.detail.splitlines()[-1] if outcome.detail else ''}"
+        )
+    elif outcome.final is None or outcome.final.status != "ok":
+        detail = outcome.final.detail if outcome.final else "no final grading"
+        problems.append(f"the final grading is not clean: {detail}")
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    sys.exit(1 if problems else 0)
 
 
 def main() -> None:

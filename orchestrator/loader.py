@@ -93,11 +93,7 @@ def _load(path: Path) -> Challenge | list[Problem]:
         return [Problem(str(file), 1, 1, "not UTF-8 text")]
     if not isinstance(data, dict):
         found = "the file is empty" if data is None else f"found {type(data).__name__}"
-        return [
-            Problem(
-                str(file), 1, 1, f"expected a mapping with a top-level 'challenge:' key; {found}"
-            )
-        ]
+        return [Problem(str(file), 1, 1, f"expected a mapping with a top-level 'challenge:' key; {found}")]
     try:
         model = ChallengeFile.model_validate(data).challenge
     except ValidationError as error:
@@ -180,8 +176,7 @@ class _Semantics:
         phase_ids = self.phase_ids = self._phase_ids(targets)
         scope = Scope(tuple(phase_ids), tuple(trigger_ids))
         triggers = [
-            self._trigger(i, t, trigger_ids[i], targets[i], scope)
-            for i, t in enumerate(self.model.triggers)
+            self._trigger(i, t, trigger_ids[i], targets[i], scope) for i, t in enumerate(self.model.triggers)
         ]
         end = self._condition(("end",), self.model.end, scope) if self.model.end else None
         phases = self._phases(phase_ids)
@@ -214,9 +209,7 @@ class _Semantics:
         for i, trigger in enumerate(self.model.triggers):
             name = trigger.id or f"trigger{i + 1}"
             if name.lower() == "briefing":
-                self.report(
-                    ("triggers", i, "id"), "'briefing' is reserved for the initial briefing"
-                )
+                self.report(("triggers", i, "id"), "'briefing' is reserved for the initial briefing")
             elif name.lower() in seen:
                 self.report(
                     ("triggers", i, "id"),
@@ -232,8 +225,7 @@ class _Semantics:
         if len(named) > 1:
             self.report(
                 ("triggers", index, "new_tests"),
-                f"new_tests names several phases ({', '.join(sorted(named))}); "
-                "a trigger unlocks one",
+                f"new_tests names several phases ({', '.join(sorted(named))}); a trigger unlocks one",
             )
         from_seed = next(iter(named)) if len(named) == 1 else None
         if trigger.unlocks and from_seed and trigger.unlocks != from_seed:
@@ -271,17 +263,13 @@ class _Semantics:
         ok = True
         if target is not None and target not in scope.phases:
             key = "unlocks" if model.unlocks else "new_tests"
-            self.report(
-                (*path, key), f"unknown phase {target!r} (phases: {', '.join(scope.phases)})"
-            )
+            self.report((*path, key), f"unknown phase {target!r} (phases: {', '.join(scope.phases)})")
             ok = False
         if not model.message and target is None:
             self.report(path, f"trigger {trigger_id!r} does nothing: give it a message or unlocks")
             ok = False
         if not model.once and target is not None:
-            self.report(
-                (*path, "once"), "a trigger that unlocks a phase fires once; drop 'once: false'"
-            )
+            self.report((*path, "once"), "a trigger that unlocks a phase fires once; drop 'once: false'")
             ok = False
         if model.condition is None and model.at is None and model.after is None:
             self.report(path, f"trigger {trigger_id!r} needs a condition (or at: / after:)")
@@ -369,9 +357,7 @@ class _Semantics:
             if phase.id == phase_id:
                 return ("phases", i, key) if key in phase.model_fields_set else ("phases", i)
         for i, trigger in enumerate(self.model.triggers):
-            target = trigger.unlocks or next(
-                (seed_phase_name(x) or x for x in trigger.new_tests), None
-            )
+            target = trigger.unlocks or next((seed_phase_name(x) or x for x in trigger.new_tests), None)
             if target == phase_id:
                 return ("triggers", i, "unlocks" if trigger.unlocks else "new_tests")
         return ()
@@ -381,9 +367,7 @@ class _Semantics:
         for phase in phases:
             relative = phase.tests.relative_to(self.root).as_posix()
             if not phase.tests.is_dir():
-                if phase.command is None or phase.tests.relative_to(self.root) != Path(
-                    "tests", phase.id
-                ):
+                if phase.command is None or phase.tests.relative_to(self.root) != Path("tests", phase.id):
                     self.report(
                         self._phase_path(phase.id, "tests"),
                         f"missing folder {relative}/ with the hidden tests of {phase.id}",
@@ -459,14 +443,10 @@ class _Semantics:
                 phase = test_id.split("/", 1)[0]
                 if phase not in listings:
                     if phase not in self.phase_ids:
-                        self.report(
-                            (*path, "fails", j), f"{test_id!r} does not name a phase's test"
-                        )
+                        self.report((*path, "fails", j), f"{test_id!r} does not name a phase's test")
                     continue
                 if not _known(test_id, listings[phase]):
-                    self.report(
-                        (*path, "fails", j), f"no test {test_id!r} in {phase}'s hidden tests"
-                    )
+                    self.report((*path, "fails", j), f"no test {test_id!r} in {phase}'s hidden tests")
 
     def _allowed_paths(self) -> None:
         for i, pattern in enumerate(self.model.allowed_paths):
@@ -477,16 +457,14 @@ class _Semantics:
 
     def _folders(self) -> None:
         if not (self.root / "workspace").is_dir():
-            self.report(
-                (), "missing folder workspace/ (the starter files the agent begins from)", key=True
-            )
+            self.report((), "missing folder workspace/ (the starter files the agent begins from)", key=True)
 
 
 def _known(test_id: str, listing: dict[str, list[str]]) -> bool:
     """``test_id`` names a listed test, or a file or class holding some."""
-    return any(
-        i == test_id or i.startswith(test_id + "::") for ids in listing.values() for i in ids
-    ) or any(test_id == f"{i.split('::', 1)[0]}" for ids in listing.values() for i in ids)
+    return any(i == test_id or i.startswith(test_id + "::") for ids in listing.values() for i in ids) or any(
+        test_id == f"{i.split('::', 1)[0]}" for ids in listing.values() for i in ids
+    )
 
 
 def _covered(test_id: str, superseded: set[str]) -> bool:

@@ -89,9 +89,7 @@ class SourceMap:
         line_start = text.rfind("\n", 0, max(column - 1, 0)) + 1
         offset = column - 1 - line_start
         if scalar.style in ("|", ">"):
-            return Problem(
-                self.file, scalar.position.line + 1 + line_index, scalar.indent + offset, ""
-            )
+            return Problem(self.file, scalar.position.line + 1 + line_index, scalar.indent + offset, "")
         quote = 1 if scalar.style in ('"', "'") else 0
         if line_index:
             return Problem(self.file, scalar.position.line + line_index, 1, "")
@@ -150,10 +148,7 @@ def _build(
             out[key] = _build(value_node, (*path, key), source, constructor, lines)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [
-            _build(item, (*path, i), source, constructor, lines)
-            for i, item in enumerate(node.value)
-        ]
+        return [_build(item, (*path, i), source, constructor, lines) for i, item in enumerate(node.value)]
     assert isinstance(node, yaml.ScalarNode)
     indent = 0
     if node.style in ("|", ">") and node.start_mark.line + 1 < len(lines):

@@ -30,8 +30,7 @@ def test_files(folder: Path) -> list[Path]:
     return sorted(
         p
         for p in folder.rglob("*.py")
-        if (p.name.startswith("test_") or p.name.endswith("_test.py"))
-        and "__pycache__" not in p.parts
+        if (p.name.startswith("test_") or p.name.endswith("_test.py")) and "__pycache__" not in p.parts
     )
 
 
@@ -49,9 +48,7 @@ def list_tests(phase: str, folder: Path) -> dict[str, list[str]]:
             raise TestFileError(path, error.lineno or 1, error.offset or 1, error.msg) from None
         ids: list[str] = []
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
-                "test"
-            ):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
                 ids.append(f"{phase}/{relative}::{node.name}")
             elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
                 ids += [

@@ -37,9 +37,7 @@ def analyse(spec: Spec) -> list[Finding]:
     for trigger in spec.triggers:
         if trigger.unlocks == first:
             findings.append(
-                Finding(
-                    trigger.id, "unlocks", f"can never fire: {first} is unlocked from the start"
-                )
+                Finding(trigger.id, "unlocks", f"can never fire: {first} is unlocked from the start")
             )
         contradiction = _contradiction(trigger, spec.time_limit)
         if contradiction:
@@ -84,9 +82,7 @@ def _time_bounds(literals: list[tuple[Expr, bool]]) -> tuple[float, bool, float,
         op, left, right = atom.op, atom.left, atom.right
         if isinstance(left, Duration) and isinstance(right, Name):
             op, left, right = _MIRROR[op], right, left
-        if not (
-            isinstance(left, Name) and left.name == "time_elapsed" and isinstance(right, Duration)
-        ):
+        if not (isinstance(left, Name) and left.name == "time_elapsed" and isinstance(right, Duration)):
             continue
         value = right.seconds
         if op in (">", ">=", "==") and (value > low or (value == low and op == ">")):
@@ -126,10 +122,7 @@ def _needs(trigger: TriggerSpec) -> tuple[set[str], set[str]]:
                 isinstance(count, Call)
                 and count.name == "tests_passed"
                 and isinstance(bound, Number)
-                and (
-                    (op in (">", "!=") and bound.value >= 0)
-                    or (op in (">=", "==") and bound.value > 0)
-                )
+                and ((op in (">", "!=") and bound.value >= 0) or (op in (">=", "==") and bound.value > 0))
             ):
                 phases.add(render(count.args[0]))
             continue

@@ -98,9 +98,7 @@ PREDICATES: dict[str, Predicate] = {
             "time since the agent last changed a file (or since the start)",
             "idle > 5m",
         ),
-        Predicate(
-            "commits", "number", (), "commits the agent made in the workspace", "commits >= 2"
-        ),
+        Predicate("commits", "number", (), "commits the agent made in the workspace", "commits >= 2"),
         Predicate("first_commit", "bool", (), "the agent has made a commit", "first_commit"),
         Predicate("turns", "number", (), "agent turns that have ended", "turns >= 1"),
         Predicate(
@@ -167,9 +165,7 @@ def _resolve(expr: Expr, scope: Scope) -> tuple[Expr, Type]:
     if isinstance(expr, Duration):
         return expr, "duration"
     if isinstance(expr, String):
-        raise ConditionError(
-            'a quoted string can only be an argument, as in file_exists("*.md")', expr.col
-        )
+        raise ConditionError('a quoted string can only be an argument, as in file_exists("*.md")', expr.col)
     if isinstance(expr, Name):
         return _name(expr, scope)
     if isinstance(expr, Call):
@@ -187,9 +183,7 @@ def _resolve(expr: Expr, scope: Scope) -> tuple[Expr, Type]:
 def _boolean(expr: Expr, scope: Scope, word: str) -> Expr:
     resolved, kind = _resolve(expr, scope)
     if kind != "bool":
-        raise ConditionError(
-            f"'{word}' needs true/false operands: {_not_bool(resolved, kind)}", expr.col
-        )
+        raise ConditionError(f"'{word}' needs true/false operands: {_not_bool(resolved, kind)}", expr.col)
     return resolved
 
 
@@ -237,9 +231,7 @@ def _call(expr: Call, scope: Scope) -> tuple[Expr, Type]:
             f"unknown predicate {expr.name!r} (predicates with arguments: {names})", expr.col
         )
     if not predicate.params:
-        raise ConditionError(
-            f"{predicate.name!r} takes no arguments: write {predicate.example}", expr.col
-        )
+        raise ConditionError(f"{predicate.name!r} takes no arguments: write {predicate.example}", expr.col)
     if len(expr.args) != len(predicate.params):
         raise ConditionError(
             f"{predicate.name!r} takes {_params(predicate)}, got {len(expr.args)} "
@@ -253,9 +245,7 @@ def _call(expr: Call, scope: Scope) -> tuple[Expr, Type]:
     return Call(predicate.name, args, expr.col), predicate.result
 
 
-def _argument(
-    arg: Name | String, param: Param, predicate: Predicate, scope: Scope
-) -> Name | String:
+def _argument(arg: Name | String, param: Param, predicate: Predicate, scope: Scope) -> Name | String:
     if param == "glob":
         if not isinstance(arg, String):
             raise ConditionError(
@@ -264,9 +254,7 @@ def _argument(
         try:
             compile_glob(arg.value)
         except GlobError as error:
-            raise ConditionError(
-                f"bad glob {arg.value!r}: {error}", arg.col + error.column
-            ) from None
+            raise ConditionError(f"bad glob {arg.value!r}: {error}", arg.col + error.column) from None
         return arg
     if not isinstance(arg, Name):
         raise ConditionError(
@@ -286,9 +274,7 @@ def _compare(expr: Compare, scope: Scope) -> tuple[Expr, Type]:
                 side.col,
             )
     if left_kind != right_kind:
-        literal = next(
-            (s for s in (expr.left, expr.right) if isinstance(s, Number | Duration)), None
-        )
+        literal = next((s for s in (expr.left, expr.right) if isinstance(s, Number | Duration)), None)
         if isinstance(literal, Number):
             number = int(literal.value)
             hint = f"write a duration with a unit, e.g. {number}s or {number}min"

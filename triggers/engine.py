@@ -302,9 +302,7 @@ class Engine:
                 watch.state = _PENDING
                 watch.since = facts.t
                 actions.append(TriggerPending(spec.id, facts.t))
-            if watch.state == _INACTIVE or (
-                watch.state == _PENDING and facts.t >= watch.since + hold
-            ):
+            if watch.state == _INACTIVE or (watch.state == _PENDING and facts.t >= watch.since + hold):
                 self._fire(watch, event, actions, changed)
                 if watch.state == _DONE or self.ended is not None:
                     return

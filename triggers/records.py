@@ -171,7 +171,11 @@ class PhaseResult(_Record):
 
 @dataclass(frozen=True, slots=True)
 class TestsResult(_Record):
-    """A hidden test run finished; ``request`` is the newest request it answers."""
+    """A hidden test run finished; ``request`` is the newest request it answers.
+
+    ``cached`` marks a snapshot that was tested before (its verdicts are reused);
+    ``seconds`` is how long the run took and ``detail`` why it is not ``ok``.
+    """
 
     __test__ = False  # a record, not a pytest test class
 
@@ -181,12 +185,22 @@ class TestsResult(_Record):
     snapshot: str
     phases: tuple[PhaseResult, ...]
     status: Literal["ok", "error", "timeout", "tampered"] = "ok"
+    detail: str = ""
+    seconds: float = 0.0
+    cached: bool = False
 
     @classmethod
     def from_fields(cls, record: dict[str, Any]) -> TestsResult:
         phases = tuple(PhaseResult.from_fields(p) for p in record["phases"])
         return cls(
-            record["t"], record["request"], record["snapshot"], phases, record.get("status", "ok")
+            record["t"],
+            record["request"],
+            record["snapshot"],
+            phases,
+            record.get("status", "ok"),
+            record.get("detail", ""),
+            record.get("seconds", 0.0),
+            record.get("cached", False),
         )
 
 
@@ -210,11 +224,16 @@ class AgentOutput(_Record):
 
 @dataclass(frozen=True, slots=True)
 class AgentTurnEnded(_Record):
-    """The agent finished working on the messages it had."""
+    """The agent finished working on the messages it had.
+
+    ``reason`` is empty for a turn the agent ended itself, else ``interrupted`` (a message
+    with ``delivery: interrupt`` arrived) or ``timeout`` (the turn hit its time limit).
+    """
 
     kind: ClassVar[str] = "agent.turn_ended"
     t: float
     exit_code: int | None = None
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,13 +343,7 @@ class EndSession(_Record):
 
 
 Action = (
-    TriggerPending
-    | TriggerCleared
-    | TriggerFired
-    | PhaseUnlocked
-    | MessageQueued
-    | RunTests
-    | EndSession
+    TriggerPending | TriggerCleared | TriggerFired | PhaseUnlocked | MessageQueued | RunTests | EndSession
 )
 
 _EVENT_TYPES: tuple[type[_Record], ...] = (

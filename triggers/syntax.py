@@ -228,9 +228,7 @@ def _string(text: str, start: int) -> tuple[int, str]:
             return i + 1, "".join(chars)
         if ch == "\\":
             if i + 1 >= len(text) or text[i + 1] not in _ESCAPES:
-                raise ConditionError(
-                    "unknown escape in string (use \\\\, \\\", \\', \\n, \\t)", i + 1
-                )
+                raise ConditionError("unknown escape in string (use \\\\, \\\", \\', \\n, \\t)", i + 1)
             chars.append(_ESCAPES[text[i + 1]])
             i += 2
             continue
@@ -264,16 +262,12 @@ class _Parser:
         return self.token.kind == "op" and self.token.text == op
 
     def fail(self, expected: str) -> ConditionError:
-        return ConditionError(
-            f"expected {expected} but found {_describe(self.token)}", self.token.col
-        )
+        return ConditionError(f"expected {expected} but found {_describe(self.token)}", self.token.col)
 
     def nest(self) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise ConditionError(
-                f"condition is nested deeper than {MAX_DEPTH} levels", self.token.col
-            )
+            raise ConditionError(f"condition is nested deeper than {MAX_DEPTH} levels", self.token.col)
 
     def condition(self) -> Expr:
         expr = self.disjunction()
@@ -406,9 +400,7 @@ def render(expr: Expr) -> str:
         return " and ".join(
             f"({render(op)})" if isinstance(op, And | Or) else render(op) for op in expr.operands
         )
-    return " or ".join(
-        f"({render(op)})" if isinstance(op, Or) else render(op) for op in expr.operands
-    )
+    return " or ".join(f"({render(op)})" if isinstance(op, Or) else render(op) for op in expr.operands)
 
 
 def _operand(expr: Expr) -> str:

@@ -47,9 +47,7 @@ def make_challenge(root: Path, text: str = SEED_YAML) -> Path:
     (root / "workspace" / "app.py").write_text("VALUE = 1\n")
     for phase, name in (("phase1", "one"), ("phase2", "two")):
         (root / "tests" / phase).mkdir(parents=True)
-        (root / "tests" / phase / f"test_{name}.py").write_text(
-            f"def test_{name}():\n    assert True\n"
-        )
+        (root / "tests" / phase / f"test_{name}.py").write_text(f"def test_{name}():\n    assert True\n")
     (root / "challenge.yaml").write_text(text)
     return root
 
@@ -180,9 +178,7 @@ def test_condition_column_in_quoted_scalar(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fixture", sorted(p.name for p in BROKEN.iterdir()))
-def test_broken_fixture_gives_its_precise_message(
-    fixture: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_broken_fixture_gives_its_precise_message(fixture: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each deliberately broken challenge gives exactly its expected file:line:column messages."""
     monkeypatch.chdir(REPO)
     folder = BROKEN.relative_to(REPO) / fixture

@@ -81,8 +81,7 @@ def test_waiting_on_a_locked_phase_never_fires() -> None:
         Finding(
             "a",
             "condition",
-            "can never fire: it needs phase2 unlocked, "
-            "and phase2 is never unlocked before it fires",
+            "can never fire: it needs phase2 unlocked, and phase2 is never unlocked before it fires",
         )
     ]
 

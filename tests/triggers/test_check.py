@@ -45,9 +45,7 @@ def test_resolves_to_canonical_form(text: str, expected: str) -> None:
 
 def test_sugar_becomes_call_and_negation() -> None:
     """``<phase>_tests_not_pass`` is ``not tests_pass(<phase>)``."""
-    assert resolve(parse("phase1_tests_not_pass"), SCOPE) == Not(
-        Call("tests_pass", (Name("phase1"),))
-    )
+    assert resolve(parse("phase1_tests_not_pass"), SCOPE) == Not(Call("tests_pass", (Name("phase1"),)))
 
 
 @pytest.mark.parametrize(

@@ -34,18 +34,14 @@ from triggers import (
 from triggers.records import Action
 
 
-def engine(
-    *triggers: dict[str, Any], phases: tuple[str, ...] = ("phase1", "phase2"), **kw: Any
-) -> Engine:
+def engine(*triggers: dict[str, Any], phases: tuple[str, ...] = ("phase1", "phase2"), **kw: Any) -> Engine:
     """An engine over ``phases`` with ``triggers`` given as dicts."""
     return Engine(build_spec(phases, list(triggers), **kw))
 
 
 def result(t: float, request: int = 1, **phases: tuple[int, int]) -> TestsResult:
     """A test result: ``phase1=(passed, failed)``."""
-    return TestsResult(
-        t, request, "tree", tuple(PhaseResult(p, ok, bad) for p, (ok, bad) in phases.items())
-    )
+    return TestsResult(t, request, "tree", tuple(PhaseResult(p, ok, bad) for p, (ok, bad) in phases.items()))
 
 
 def kinds(actions: tuple[Action, ...]) -> list[str]:
@@ -189,9 +185,7 @@ def test_once_is_default() -> None:
 
 def test_repeating_trigger_fires_on_each_new_edge() -> None:
     """``once: false`` re-fires each time its condition becomes true anew, not while it stays so."""
-    e = engine(
-        {"id": "red", "condition": "phase1_tests_not_pass", "message": "Red.", "once": False}
-    )
+    e = engine({"id": "red", "condition": "phase1_tests_not_pass", "message": "Red.", "once": False})
     starts = e.step(SessionStarted(0.0))
     assert fired(starts) == ["red"]
     assert fired(e.step(result(1.0, phase1=(0, 1)))) == []

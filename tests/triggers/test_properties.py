@@ -97,9 +97,7 @@ def streams(draw: st.DrawFn) -> list[Event]:
         elif kind == "commit":
             events.append(CommitMade(t, f"sha{request}"))
         elif kind == "result":
-            phases = tuple(
-                PhaseResult(p, draw(st.integers(0, 3)), draw(st.integers(0, 2))) for p in PHASES
-            )
+            phases = tuple(PhaseResult(p, draw(st.integers(0, 3)), draw(st.integers(0, 2))) for p in PHASES)
             events.append(TestsResult(t, request, f"tree{request}", phases))
         elif kind == "tick":
             events.append(ClockTick(t))

@@ -166,9 +166,7 @@ def test_render_is_canonical(text: str, printed: str) -> None:
 
 # --- properties ------------------------------------------------------------------------
 
-NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(
-    lambda s: s not in ("and", "or", "not")
-)
+NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(lambda s: s not in ("and", "or", "not"))
 LEAVES: st.SearchStrategy[Expr] = st.one_of(
     NAMES.map(Name),
     st.integers(0, 10**6).map(lambda n: Number(float(n))),
@@ -177,9 +175,7 @@ LEAVES: st.SearchStrategy[Expr] = st.one_of(
     st.builds(
         Call,
         NAMES,
-        st.lists(st.one_of(NAMES.map(Name), st.text(max_size=5).map(String)), max_size=3).map(
-            tuple
-        ),
+        st.lists(st.one_of(NAMES.map(Name), st.text(max_size=5).map(String)), max_size=3).map(tuple),
     ),
 )
 

@@ -1,0 +1,127 @@
+"""What every agent adapter shares: messages, the mailbox, and the turn loop.
+
+An adapter turns "deliver this message" into whatever its agent understands and reports
+``agent.*`` and ``message.delivered`` events. Messages wait in the :class:`Mailbox` until
+the agent's current turn ends; a message marked ``interrupt`` cancels the turn instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+
+from orchestrator.challenge import Challenge
+from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered
+
+__all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]
+
+
+class AgentUnavailable(RuntimeError):
+    """The agent could not be started at all: an environment failure, not an agent failure."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message for the agent; ``phase`` is the phase its trigger unlocked, if any."""
+
+    number: int
+    trigger: str
+    kind: str
+    text: str
+    interrupt: bool = False
+    phase: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """Where the agent works and how it reports back. ``emit`` stamps times on receipt."""
+
+    workspace: Path
+    folder: Path  # the run's agent/ folder, for message files and transcripts
+    challenge: Challenge
+    emit: Callable[[Event], None]
+    turn_limit: float | None = None
+    log: Any = None
+
+
+class Mailbox:
+    """Messages waiting for the agent; the session puts, the adapter takes."""
+
+    def __init__(self) -> None:
+        self._waiting: list[Message] = []
+        self._arrived = anyio.Event()
+        self._interrupt: Callable[[], None] | None = None
+
+    def put(self, message: Message) -> None:
+        """Queue ``message``; if it interrupts, cancel the turn under way."""
+        self._waiting.append(message)
+        self._arrived.set()
+        if message.interrupt and self._interrupt is not None:
+            self._interrupt()
+
+    async def take_all(self) -> list[Message]:
+        """Wait for at least one message; return every message waiting."""
+        while not self._waiting:
+            await self._arrived.wait()
+            self._arrived = anyio.Event()
+        taken, self._waiting = self._waiting, []
+        return taken
+
+    def pending(self) -> int:
+        """How many messages wait."""
+        return len(self._waiting)
+
+    def on_interrupt(self, callback: Callable[[], None] | None) -> None:
+        """Set what an interrupting message does to the turn under way."""
+        self._interrupt = callback
+
+
+class Agent(Protocol):
+    """An agent adapter: runs for the whole session, taking messages from the mailbox."""
+
+    name: str
+
+    async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
+        """Work until cancelled (or, for an agent that can exit, until it does)."""
+
+
+class TurnAgent:
+    """An agent that handles messages in turns: take what waits, work, report the turn's end."""
+
+    name = "agent"
+
+    async def start(self, ctx: AgentContext) -> None:
+        """Prepare before the first message (default: nothing)."""
+
+    async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
+        """Work on ``messages``; return an exit code if there is one."""
+        raise NotImplementedError
+
+    async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
+        """The turn loop; interrupts and the turn time limit end a turn early."""
+        await self.start(ctx)
+        ctx.emit(AgentStarted(0.0))
+        while True:
+            messages = await mailbox.take_all()
+            for message in messages:
+                ctx.emit(MessageDelivered(0.0, message.trigger))
+            code: int | None = None
+            with anyio.CancelScope() as turn:
+                mailbox.on_interrupt(turn.cancel)
+                limit = ctx.turn_limit if ctx.turn_limit is not None else float("inf")
+                with anyio.move_on_after(limit) as clock:
+                    code = await self.turn(ctx, messages)
+            mailbox.on_interrupt(None)
+            reason = "interrupted" if turn.cancelled_caught else ("timeout" if clock.cancelled_caught else "")
+            ctx.emit(AgentTurnEnded(0.0, code, reason))
+
+
+def message_text(messages: list[Message]) -> str:
+    """Several messages delivered in one turn, as one text."""
+    if len(messages) == 1:
+        return messages[0].text
+    return "\n\n---\n\n".join(m.text.rstrip() for m in messages) + "\n"

@@ -1,0 +1,137 @@
+"""Agents driven through a shell command: ``command:CMD`` and ``process:CMD``.
+
+``command:CMD`` runs ``sh -c CMD`` in the workspace once per turn: the message is on its
+standard input and in the file named by ``$CHANGEUP_MESSAGE_FILE``; the turn ends when the
+command exits. This is how one-shot CLIs are driven (``claude -p``, ``codex exec``,
+``aider --message``).
+
+``process:CMD`` starts ``sh -c CMD`` once and writes each message to its standard input,
+followed by a line holding only ``END_MARKER``. The process ends its turn by printing a
+line holding only ``TURN_DONE``; if it exits, the agent is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+
+import anyio
+from anyio.abc import Process
+
+from orchestrator.agents.base import (
+    AgentContext,
+    AgentUnavailable,
+    Mailbox,
+    Message,
+    TurnAgent,
+    message_text,
+)
+from orchestrator.processes import kill_group, run_process_group
+from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
+
+__all__ = ["END_MARKER", "TURN_DONE", "CommandAgent", "ProcessAgent"]
+
+END_MARKER = "<<<END OF MESSAGE>>>"
+TURN_DONE = "<<<TURN DONE>>>"
+_NOT_FOUND = 127  # what sh exits with when the command does not exist
+
+
+def agent_env(ctx: AgentContext, message_file: str = "") -> dict[str, str]:
+    """The agent's environment: changeup's, plus where it is and what it was told."""
+    env = {
+        **os.environ,
+        "CHANGEUP_WORKSPACE": str(ctx.workspace),
+        "CHANGEUP_CHALLENGE": ctx.challenge.id,
+    }
+    if message_file:
+        env["CHANGEUP_MESSAGE_FILE"] = message_file
+    return env
+
+
+class CommandAgent(TurnAgent):
+    """Runs a command once per turn, with the message on stdin and in a file."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.name = f"command:{command}"
+        self._turns = 0
+
+    async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
+        """Run the command on these messages; its exit ends the turn."""
+        self._turns += 1
+        text = message_text(messages)
+        ctx.folder.mkdir(parents=True, exist_ok=True)
+        message_file = ctx.folder / f"message-{self._turns:03d}.md"
+        message_file.write_text(text, encoding="utf-8")
+
+        def output(chunk: str) -> None:
+            ctx.emit(AgentOutput(0.0, chunk))
+
+        finished = await run_process_group(
+            ["sh", "-c", self.command],
+            cwd=ctx.workspace,
+            env=agent_env(ctx, str(message_file)),
+            timeout=None,
+            stdin=text.encode("utf-8"),
+            on_output=output,
+        )
+        if finished.returncode == _NOT_FOUND and self._turns == 1:
+            raise AgentUnavailable(f"agent command not found: {self.command!r} ({finished.output.strip()})")
+        return finished.returncode
+
+
+class ProcessAgent:
+    """One long-lived process; messages go to its stdin, ``TURN_DONE`` ends a turn."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.name = f"process:{command}"
+        self._turn_done = anyio.Event()
+
+    async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
+        """Start the process, feed it messages, and report its turns and its exit."""
+        process = await anyio.open_process(
+            ["sh", "-c", self.command],
+            cwd=ctx.workspace,
+            env=agent_env(ctx),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        ctx.emit(AgentStarted(0.0))
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._read, ctx, process, group.cancel_scope)
+                while True:
+                    messages = await mailbox.take_all()
+                    self._turn_done = anyio.Event()
+                    await self._send(process, messages)
+                    for message in messages:
+                        ctx.emit(MessageDelivered(0.0, message.trigger))
+                    await self._turn_done.wait()
+                    ctx.emit(AgentTurnEnded(0.0))
+        finally:
+            kill_group(process)
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+
+    async def _send(self, process: Process, messages: list[Message]) -> None:
+        assert process.stdin is not None
+        payload = f"{message_text(messages).rstrip()}\n{END_MARKER}\n".encode()
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await process.stdin.send(payload)  # if it exited, the reader reports that
+
+    async def _read(self, ctx: AgentContext, process: Process, session: anyio.CancelScope) -> None:
+        assert process.stdout is not None
+        buffer = ""
+        async for chunk in process.stdout:
+            text = chunk.decode("utf-8", "replace")
+            ctx.emit(AgentOutput(0.0, text))
+            buffer += text
+            *lines, buffer = buffer.split("\n")
+            if any(line.strip() == TURN_DONE for line in lines):
+                self._turn_done.set()
+        ctx.emit(AgentExited(0.0, await process.wait()))
+        session.cancel()

@@ -1,0 +1,156 @@
+"""The session's append-only event log, ``events.jsonl`` (format documented in docs/event-log.md).
+
+Line 1 is a header; every later line is one JSON object with ``seq``, ``t`` and ``kind``.
+Each line goes to the file in a single ``write`` on an ``O_APPEND`` descriptor, so a crash
+can tear at most the last line, and that torn tail is cut off when the log is opened again.
+Lines are pushed to the disk (``fsync``) at every engine decision.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FORMAT", "VERSION", "EventLog", "EventLogError", "LogContents", "read_log", "repair"]
+
+FORMAT = "changeup-events"
+VERSION = 1
+
+
+class EventLogError(Exception):
+    """A log that cannot be read as this format and version; the message says where."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogContents:
+    """A log read back: its header, its records, and whether a torn last line was dropped."""
+
+    header: dict[str, Any]
+    records: list[dict[str, Any]]
+    torn: bool = False
+
+
+class EventLog:
+    """Appends records to ``events.jsonl``; one ``write`` per line."""
+
+    def __init__(self, path: Path, fd: int, seq: int) -> None:
+        self.path = path
+        self._fd = fd
+        self._seq = seq
+
+    @classmethod
+    def create(cls, path: Path, header: dict[str, Any]) -> EventLog:
+        """Start a new log at ``path`` with ``header`` (``format`` and ``version`` are added)."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        log = cls(path, fd, 0)
+        log._write({"format": FORMAT, "version": VERSION, **header})
+        log.sync()
+        return log
+
+    @classmethod
+    def reopen(cls, path: Path) -> EventLog:
+        """Open an existing log for appending, after cutting off a torn last line."""
+        repair(path)
+        contents = read_log(path)
+        seq = contents.records[-1]["seq"] if contents.records else 0
+        return cls(path, os.open(path, os.O_WRONLY | os.O_APPEND), seq)
+
+    @property
+    def seq(self) -> int:
+        """The sequence number of the last record appended."""
+        return self._seq
+
+    def append(self, record: dict[str, Any], t: float, *, sync: bool = False) -> int:
+        """Append ``record`` (which has ``kind``) at time ``t``; returns its ``seq``."""
+        self._seq += 1
+        # t is written exactly (repr round-trips), so a replay feeds the engine the same time.
+        line = {"seq": self._seq, "t": t}
+        line.update(record)
+        line["t"] = t
+        self._write(line)
+        if sync:
+            self.sync()
+        return self._seq
+
+    def sync(self) -> None:
+        """Push everything appended so far to the disk."""
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Sync and close; appending afterwards is an error."""
+        if self._fd >= 0:
+            self.sync()
+            os.close(self._fd)
+            self._fd = -1
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+        data = line.encode("utf-8")
+        written = os.write(self._fd, data)
+        if written != len(data):  # a full disk: the torn tail is repaired on the next open
+            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+
+
+def repair(path: Path) -> bool:
+    """Cut a torn (unterminated) last line off the log; True if something was cut."""
+    with path.open("rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        if size == 0:
+            return False
+        handle.seek(max(0, size - 65536))
+        tail = handle.read()
+        if tail.endswith(b"\n"):
+            return False
+        cut = tail.rfind(b"\n")
+        keep = size - len(tail) + cut + 1 if cut >= 0 else 0
+        if keep == 0 and size > 65536:
+            raise EventLogError(f"{path}: no line break in the last 64 KiB; refusing to cut")
+        handle.truncate(keep)
+        return True
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    with path.open("rb") as handle:
+        yield from enumerate(handle, start=1)
+
+
+def read_log(path: Path) -> LogContents:
+    """Read a whole log; a torn last line is dropped (``torn``), any other fault is an error."""
+    if not path.is_file():
+        raise EventLogError(f"{path}: no event log here")
+    header: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = []
+    torn = False
+    for number, raw in _lines(path):
+        if not raw.endswith(b"\n"):
+            torn = True
+            break
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise EventLogError(f"{path}:{number}: not a JSON line ({error})") from None
+        if not isinstance(obj, dict):
+            raise EventLogError(f"{path}:{number}: expected a JSON object")
+        if header is None:
+            header = _check_header(path, obj)
+            continue
+        if not isinstance(obj.get("kind"), str) or not isinstance(obj.get("seq"), int):
+            raise EventLogError(f"{path}:{number}: a record needs 'seq' and 'kind'")
+        records.append(obj)
+    if header is None:
+        raise EventLogError(f"{path}: empty log (no header line)")
+    return LogContents(header, records, torn)
+
+
+def _check_header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
+    if obj.get("format") != FORMAT:
+        raise EventLogError(f"{path}:1: not a changeup event log (format {obj.get('format')!r})")
+    version = obj.get("version")
+    if version != VERSION:
+        raise EventLogError(f"{path}:1: event log version {version!r}; this changeup reads version {VERSION}")
+    return obj

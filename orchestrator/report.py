@@ -1,0 +1,181 @@
+"""From an event log to a report: per-phase verdicts, timings, triggers and the score.
+
+The report is derived from the log alone (plus the challenge's phase titles and weights),
+so a re-scored or replayed session produces its report the same way. Its JSON form is
+versioned and documented in docs/report.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.challenge import Challenge
+from orchestrator.eventlog import LogContents
+
+__all__ = ["REPORT_VERSION", "build_report"]
+
+REPORT_VERSION = 1
+
+
+def _fraction(passed: int, total: int) -> dict[str, Any]:
+    return {"passed": passed, "total": total}
+
+
+def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
+    """The report of a run, from its log."""
+    records = contents.records
+    header = contents.header
+    unlocked: dict[str, tuple[float, str]] = {}
+    first_pass: dict[str, float] = {}
+    fired: dict[str, dict[str, Any]] = {}
+    delivered: dict[str, float] = {}
+    ended: dict[str, Any] | None = None
+    graded: dict[str, Any] | None = None
+    aborted: dict[str, Any] | None = None
+    last_result: dict[str, Any] | None = None
+    runs = turns = commits = 0
+    exit_codes: list[int | None] = []
+    for record in records:
+        kind = record["kind"]
+        if kind == "phase.unlocked":
+            unlocked.setdefault(record["phase"], (record["t"], record["trigger"] or "start"))
+        elif kind == "tests.result":
+            last_result = record
+            runs += 0 if record.get("cached") else 1
+            for phase in record["phases"]:
+                if phase["failed"] == 0 and phase["passed"] > 0:
+                    first_pass.setdefault(phase["phase"], record["t"])
+        elif kind == "trigger.fired":
+            fired.setdefault(record["trigger"], {"t": record["t"], "cause": record["cause"], "count": 0})
+            fired[record["trigger"]]["count"] = record["count"]
+        elif kind == "message.delivered":
+            delivered.setdefault(record["trigger"], record["t"])
+        elif kind == "session.ended":
+            ended = record
+        elif kind == "session.graded":
+            graded = record
+        elif kind == "session.aborted":
+            aborted = record
+        elif kind == "agent.turn_ended":
+            turns += 1
+            exit_codes.append(record.get("exit_code"))
+        elif kind == "git.commit":
+            commits += 1
+    final = graded or last_result
+    verdicts = {p["phase"]: p for p in (final or {}).get("phases", [])}
+    phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts) for p in challenge.phases]
+    total_weight = sum(p.weight for p in challenge.phases) or 1.0
+    score = sum(p.weight * row["score"] for p, row in zip(challenge.phases, phases, strict=True))
+    reached = [row for row in phases if row["unlocked"]]
+    latest = reached[-1] if reached else None
+    earlier = reached[:-1]
+    changed = _fraction(latest["passed"], latest["total"]) if latest else _fraction(0, 0)
+    preserved = _fraction(sum(r["passed"] for r in earlier), sum(r["total"] for r in earlier))
+    status = "interrupted" if contents.torn else "completed"
+    if aborted is not None:
+        status = aborted["status"]
+    elif ended is None:
+        status = "interrupted"
+    all_reached = len(reached) == len(phases)
+    full = (
+        status == "completed"
+        and all_reached
+        and all(r["total"] > 0 and r["passed"] == r["total"] for r in reached)
+    )
+    return {
+        "report_version": REPORT_VERSION,
+        "run": {
+            "challenge": {
+                "id": challenge.id,
+                "title": challenge.model.title,
+                "pattern": challenge.model.pattern,
+                "sha256": header.get("challenge_sha256"),
+            },
+            "agent": header.get("agent"),
+            "started_at": header.get("started_at"),
+            "status": status,
+            "detail": (aborted or {}).get("detail", ""),
+            "end_reason": (ended or {}).get("reason"),
+            "end_detail": (ended or {}).get("detail", ""),
+            "elapsed": records[-1]["t"] if records else 0.0,
+        },
+        "score": {
+            "total": round(score / total_weight, 4),
+            "full_success": full,
+            "changed": changed,
+            "preserved": preserved,
+            "graded_on": "final workspace" if graded else ("last test run" if last_result else "nothing"),
+            "grading_status": (final or {}).get("status", "missing"),
+            "grading_detail": (final or {}).get("detail", ""),
+        },
+        "phases": phases,
+        "triggers": [_trigger(t.id, challenge, fired, delivered, unlocked) for t in challenge.spec.triggers],
+        "activity": {
+            "test_runs": runs,
+            "agent_turns": turns,
+            "commits": commits,
+            "exit_codes": exit_codes,
+        },
+    }
+
+
+def _phase(
+    challenge: Challenge,
+    phase_id: str,
+    unlocked: dict[str, tuple[float, str]],
+    first_pass: dict[str, float],
+    verdicts: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    phase = challenge.phase(phase_id)
+    verdict = verdicts.get(phase_id)
+    passed = verdict["passed"] if verdict else 0
+    total = verdict["passed"] + verdict["failed"] if verdict else 0
+    when = unlocked.get(phase_id)
+    failing = [
+        {"id": t["id"], "outcome": t["outcome"], "detail": t.get("detail", "")}
+        for t in (verdict or {}).get("tests", [])
+        if t["outcome"] != "passed"
+    ]
+    return {
+        "id": phase_id,
+        "title": phase.title,
+        "weight": phase.weight,
+        "unlocked": when is not None,
+        "unlocked_at": when[0] if when else None,
+        "unlocked_by": when[1] if when else None,
+        "first_passed_at": first_pass.get(phase_id),
+        "passed": passed,
+        "total": total,
+        "score": round(passed / total, 4) if total and when else 0.0,
+        "superseded": list(phase.supersedes),
+        "failing": failing,
+    }
+
+
+def _trigger(
+    trigger_id: str,
+    challenge: Challenge,
+    fired: dict[str, dict[str, Any]],
+    delivered: dict[str, float],
+    unlocked: dict[str, tuple[float, str]],
+) -> dict[str, Any]:
+    spec = next(t for t in challenge.spec.triggers if t.id == trigger_id)
+    record = fired.get(trigger_id)
+    note = ""
+    if record is None:
+        winner = unlocked.get(spec.unlocks or "")
+        if winner is not None:
+            note = f"not needed: {spec.unlocks} was unlocked by {winner[1]}"
+        else:
+            note = "its condition never held"
+    return {
+        "id": trigger_id,
+        "kind": spec.message_kind,
+        "condition": spec.text,
+        "unlocks": spec.unlocks,
+        "fired": record is not None,
+        "fired_at": record["t"] if record else None,
+        "count": record["count"] if record else 0,
+        "cause": record["cause"] if record else note,
+        "delivered_at": delivered.get(trigger_id),
+    }

@@ -1,0 +1,160 @@
+"""A run folder, end to end: set up, run the session, grade, and write the reports.
+
+Layout of ``<out>/<challenge>-<time>-<agent>/``::
+
+    events.jsonl   the append-only event log (docs/event-log.md)
+    workspace/     the agent's workspace, with its own git history
+    shadow.git/    snapshots of the workspace, one tree per tested state
+    agent/         message files and transcripts of the agent
+    report.json    the report (docs/report.md)
+    report.md      the same, for people
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import platform
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+
+from orchestrator.agents import Agent
+from orchestrator.challenge import Challenge
+from orchestrator.eventlog import EventLog, read_log
+from orchestrator.render import report_markdown
+from orchestrator.report import build_report
+from orchestrator.session import Outcome, Parts, Session, SessionView
+from orchestrator.testrun import PytestRunner
+from orchestrator.watcher import FsWatcher
+from orchestrator.workspace import GitError, Workspace
+
+__all__ = ["RunFolder", "run_challenge", "write_reports"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFolder:
+    """Where a run lives."""
+
+    path: Path
+
+    @property
+    def log(self) -> Path:
+        """``events.jsonl``."""
+        return self.path / "events.jsonl"
+
+    @property
+    def workspace(self) -> Path:
+        """The agent's workspace."""
+        return self.path / "workspace"
+
+    @property
+    def shadow(self) -> Path:
+        """The snapshot repository."""
+        return self.path / "shadow.git"
+
+    @classmethod
+    def new(cls, out: Path, challenge: Challenge, agent: str) -> RunFolder:
+        """A fresh, uniquely named folder under ``out``."""
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+        slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-")[:40] or "agent"
+        base = out / f"{challenge.id}-{stamp}-{slug}"
+        path, n = base, 1
+        while path.exists():
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
+        path.mkdir(parents=True)
+        return cls(path)
+
+
+def _header(challenge: Challenge, agent: Agent) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    return {
+        "challenge": challenge.id,
+        "challenge_sha256": challenge.digest,
+        "challenge_path": str(challenge.root),
+        "agent": agent.name,
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "versions": {
+            "changeup": version("changeup"),
+            "python": platform.python_version(),
+        },
+    }
+
+
+def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> dict[str, Any]:
+    """Build the report from the log and write ``<name>.json`` and ``<name>.md``."""
+    report = build_report(challenge, read_log(folder.log))
+    (folder.path / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (folder.path / f"{name}.md").write_text(report_markdown(report))
+    return report
+
+
+async def run_challenge(
+    challenge: Challenge,
+    agent: Agent,
+    out: Path,
+    *,
+    step: float = 0.03,
+    debounce: float = 0.3,
+    on_change: Callable[[SessionView], None] | None = None,
+    on_folder: Callable[[RunFolder], None] | None = None,
+) -> tuple[RunFolder, Outcome, dict[str, Any]]:
+    """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too."""
+    folder = RunFolder.new(out, challenge, agent.name)
+    if on_folder is not None:
+        on_folder(folder)
+    log = EventLog.create(folder.log, _header(challenge, agent))
+    logger = structlog.get_logger().bind(session=folder.path.name)
+    try:
+        try:
+            workspace = Workspace.create(challenge.workspace, folder.workspace, folder.shadow)
+        except (GitError, OSError) as error:
+            # The environment failed, not the agent: the run is invalid, never a zero.
+            detail = f"could not set up the workspace: {error}"
+            log.append({"kind": "session.aborted", "status": "invalid", "detail": detail}, 0.0, sync=True)
+            log.close()
+            return (
+                folder,
+                Outcome("invalid", None, detail, None, 0.0),
+                write_reports(challenge, folder),
+            )
+        parts = Parts(
+            repo=workspace,
+            runner=PytestRunner(challenge, workspace, folder.path / "scratch"),
+            watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
+            agent=agent,
+        )
+        session = Session(
+            challenge,
+            parts,
+            log,
+            folder.path / "agent",
+            workspace=folder.workspace,
+            on_change=on_change,
+            logger=logger,
+        )
+        outcome = await session.run()
+    except BaseException as error:
+        stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
+        record = {"kind": "session.aborted", "status": "interrupted" if stopped else "crashed"}
+        log.append({**record, "detail": repr(error)}, log_time(folder), sync=True)
+        raise
+    finally:
+        log.close()
+        shutil.rmtree(folder.path / "scratch", ignore_errors=True)
+    report = write_reports(challenge, folder)
+    return folder, outcome, report
+
+
+def log_time(folder: RunFolder) -> float:
+    """The time of the last record in the log (for a record appended after a failure)."""
+    records = read_log(folder.log).records
+    return float(records[-1]["t"]) if records else 0.0

@@ -1,0 +1,222 @@
+"""Hidden test runs: a snapshot's files plus the unlocked phases' tests, in a scratch folder.
+
+The hidden tests never enter the workspace. A run exports the snapshot to
+``scratch/ws`` (the working directory, and on ``PYTHONPATH``), copies each phase's tests
+to ``scratch/hidden/<phase>``, and runs pytest with its own empty configuration, its root
+in ``hidden`` and ``importlib`` imports, so the agent's ``pytest.ini``/``conftest.py`` are
+not picked up. Verdicts come back from JUnit XML. A listed test that did not report is
+*missing* and a skipped hidden test counts as failed: a hidden test passes only by running.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from orchestrator.challenge import Challenge, Phase
+from orchestrator.junit import JUnitError, Verdict, read_junit
+from orchestrator.processes import Finished, run_process_group
+from orchestrator.testids import list_tests
+from orchestrator.workspace import Repository
+from triggers import PhaseResult, TestOutcome
+
+__all__ = ["PytestRunner", "TestRun", "TestRunner", "superseded_by"]
+
+Status = Literal["ok", "error", "timeout", "tampered"]
+
+
+@dataclass(frozen=True, slots=True)
+class TestRun:
+    """The verdicts of one run of the hidden tests on one snapshot."""
+
+    __test__ = False
+
+    status: Status
+    phases: tuple[PhaseResult, ...]
+    detail: str = ""
+    seconds: float = 0.0
+
+
+class TestRunner(Protocol):
+    """Runs hidden tests on a snapshot (real: :class:`PytestRunner`; tests: a fake)."""
+
+    async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
+        """Test snapshot ``tree`` on ``phases``' hidden tests."""
+
+
+def superseded_by(challenge: Challenge, phases: Sequence[str]) -> set[str]:
+    """Tests that the unlocked ``phases`` supersede; they no longer run."""
+    return {test for phase in challenge.phases if phase.id in phases for test in phase.supersedes}
+
+
+def _is_superseded(test_id: str, superseded: set[str]) -> bool:
+    return any(test_id == s or test_id.startswith((s + "::", s + "[")) for s in superseded)
+
+
+class PytestRunner:
+    """Runs a challenge's hidden tests on workspace snapshots, one subprocess per run."""
+
+    __test__ = False
+
+    def __init__(
+        self,
+        challenge: Challenge,
+        repo: Repository,
+        scratch: Path,
+        *,
+        python: str = sys.executable,
+        timeout: float | None = None,
+    ) -> None:
+        self.challenge = challenge
+        self.repo = repo
+        self.scratch = scratch
+        self.python = python
+        self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
+        self._listings = {
+            phase.id: [i for ids in list_tests(phase.id, phase.tests).values() for i in ids]
+            for phase in challenge.phases
+            if phase.command is None
+        }
+
+    async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
+        """Export ``tree``, run ``phases``' tests on it, and read the verdicts."""
+        started = time.perf_counter()
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
+        try:
+            workspace = folder / "ws"
+            hidden = folder / "hidden"
+            await self.repo.export(tree, workspace)
+            chosen = [self.challenge.phase(p) for p in phases]
+            for phase in chosen:
+                if phase.tests.is_dir():
+                    shutil.copytree(phase.tests, hidden / phase.id, dirs_exist_ok=True)
+            superseded = superseded_by(self.challenge, phases)
+            verdicts: list[Verdict] = []
+            problems: list[str] = []
+            timed_out = False
+            pytest_phases = [p for p in chosen if p.command is None]
+            if pytest_phases:
+                finished, found, problem = await self._pytest(folder, pytest_phases, superseded)
+                verdicts += found
+                timed_out |= finished.timed_out
+                problems += [problem] if problem else []
+            for phase in (p for p in chosen if p.command is not None):
+                finished, found, problem = await self._command(folder, phase)
+                verdicts += found
+                timed_out |= finished.timed_out
+                problems += [problem] if problem else []
+            results = self._results(chosen, verdicts, superseded, "; ".join(problems))
+            status: Status = "timeout" if timed_out else ("error" if problems else "ok")
+            return TestRun(status, results, "; ".join(problems), time.perf_counter() - started)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _env(self, folder: Path) -> dict[str, str]:
+        # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings.
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(folder),
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": str(folder / "ws"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "TMPDIR": str(folder),
+        }
+
+    async def _pytest(
+        self, folder: Path, phases: list[Phase], superseded: set[str]
+    ) -> tuple[Finished, list[Verdict], str]:
+        junit = folder / "junit.xml"
+        command = [
+            self.python,
+            "-m",
+            "pytest",
+            "-q",
+            "--tb=short",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            os.devnull,
+            f"--rootdir={folder / 'hidden'}",
+            "--import-mode=importlib",
+            "-o",
+            "junit_family=xunit1",
+            f"--junitxml={junit}",
+            *(f"--deselect={test}" for test in sorted(superseded)),
+            *(str(folder / "hidden" / p.id) for p in phases),
+        ]
+        finished = await run_process_group(
+            command, cwd=folder / "ws", env=self._env(folder), timeout=self.timeout
+        )
+        if finished.timed_out:
+            return finished, [], f"hidden tests timed out after {self.timeout:g}s"
+        try:
+            verdicts = read_junit(junit)
+        except JUnitError as error:
+            return (
+                finished,
+                [],
+                f"pytest exited {finished.returncode}: {error}; {_last_lines(finished.output)}",
+            )
+        problem = ""
+        if finished.returncode not in (0, 1):
+            problem = f"pytest exited {finished.returncode}: {_last_lines(finished.output)}"
+        return finished, verdicts, problem
+
+    async def _command(self, folder: Path, phase: Phase) -> tuple[Finished, list[Verdict], str]:
+        junit = folder / f"junit-{phase.id}.xml"
+        env = {
+            **self._env(folder),
+            "CHANGEUP_JUNIT": str(junit),
+            "CHANGEUP_TESTS": str(folder / "hidden" / phase.id),
+        }
+        assert phase.command is not None
+        finished = await run_process_group(
+            ["sh", "-c", phase.command], cwd=folder / "ws", env=env, timeout=self.timeout
+        )
+        if finished.timed_out:
+            return finished, [], f"{phase.id}'s test command timed out after {self.timeout:g}s"
+        try:
+            return finished, read_junit(junit, prefix=f"{phase.id}/"), ""
+        except JUnitError as error:
+            return finished, [], f"{phase.id}'s test command (exit {finished.returncode}): {error}"
+
+    def _results(
+        self, phases: list[Phase], verdicts: list[Verdict], superseded: set[str], problem: str
+    ) -> tuple[PhaseResult, ...]:
+        by_phase: dict[str, list[TestOutcome]] = {p.id: [] for p in phases}
+        for verdict in verdicts:
+            phase = verdict.id.split("/", 1)[0]
+            if phase not in by_phase or _is_superseded(verdict.id, superseded):
+                continue
+            outcome = verdict.outcome
+            detail = verdict.detail
+            if outcome == "skipped":  # a hidden test passes only by running
+                outcome, detail = "failed", f"skipped: {detail}"
+            by_phase[phase].append(TestOutcome(verdict.id, outcome, detail))  # type: ignore[arg-type]
+        for chosen in phases:
+            reported = {o.id.split("[", 1)[0] for o in by_phase[chosen.id]}
+            for test_id in self._listings.get(chosen.id, ()):
+                if test_id not in reported and not _is_superseded(test_id, superseded):
+                    why = problem or "did not report a result"
+                    by_phase[chosen.id].append(TestOutcome(test_id, "missing", why[:2000]))
+        return tuple(
+            PhaseResult(
+                phase.id,
+                sum(o.outcome == "passed" for o in by_phase[phase.id]),
+                sum(o.outcome != "passed" for o in by_phase[phase.id]),
+                tuple(sorted(by_phase[phase.id], key=lambda o: o.id)),
+            )
+            for phase in phases
+        )
+
+
+def _last_lines(output: str, count: int = 12) -> str:
+    return "\n".join(output.strip().splitlines()[-count:])
