@@ -215,6 +215,10 @@ def run_command(
     elif outcome.final is None or outcome.final.status != "ok":
         detail = outcome.final.detail if outcome.final else "no final grading"
         problems.append(f"the final grading is not clean: {detail}")
+    crashed_turns = [code for code in report["activity"]["exit_codes"] if code not in (0, None)]
+    if crashed_turns:
+        codes = ", ".join(map(str, crashed_turns))
+        problems.append(f"the agent exited with {codes} (its output is in {folder.log})")
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     sys.exit(1 if problems else 0)

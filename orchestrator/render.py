@@ -28,6 +28,8 @@ def _headline(report: dict[str, Any]) -> str:
     run = report["run"]
     score = report["score"]
     verdict = "FULL SUCCESS" if score["full_success"] else "not a full success"
+    if score["total"] is None:
+        return f"no score — the run is {run['status'].upper()} (an environment failure, not the agent's)"
     line = f"score {score['total'] * 100:.0f}% — {verdict}"
     if run["status"] != "completed":
         line += f" — run {run['status'].upper()}"

@@ -28,6 +28,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     unlocked: dict[str, tuple[float, str]] = {}
     first_pass: dict[str, float] = {}
     fired: dict[str, dict[str, Any]] = {}
+    pending: dict[str, float] = {}
     delivered: dict[str, float] = {}
     ended: dict[str, Any] | None = None
     graded: dict[str, Any] | None = None
@@ -45,6 +46,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             for phase in record["phases"]:
                 if phase["failed"] == 0 and phase["passed"] > 0:
                     first_pass.setdefault(phase["phase"], record["t"])
+        elif kind == "trigger.pending":
+            pending.setdefault(record["trigger"], record["since"])
         elif kind == "trigger.fired":
             fired.setdefault(record["trigger"], {"t": record["t"], "cause": record["cause"], "count": 0})
             fired[record["trigger"]]["count"] = record["count"]
@@ -54,6 +57,9 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             ended = record
         elif kind == "session.graded":
             graded = record
+            for phase in record.get("phases", []):
+                if phase["failed"] == 0 and phase["passed"] > 0:
+                    first_pass.setdefault(phase["phase"], record["t"])
         elif kind == "session.aborted":
             aborted = record
         elif kind == "agent.turn_ended":
@@ -61,7 +67,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             exit_codes.append(record.get("exit_code"))
         elif kind == "git.commit":
             commits += 1
-    final = graded or last_result
+    # A grading that failed to run says nothing about the agent: fall back to the last run.
+    final = graded if graded is not None and graded.get("phases") else last_result
     verdicts = {p["phase"]: p for p in (final or {}).get("phases", [])}
     phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts) for p in challenge.phases]
     total_weight = sum(p.weight for p in challenge.phases) or 1.0
@@ -100,16 +107,21 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "elapsed": records[-1]["t"] if records else 0.0,
         },
         "score": {
-            "total": round(score / total_weight, 4),
+            # An invalid run is an environment failure: it has no score, never a zero.
+            "total": None if status == "invalid" else round(score / total_weight, 4),
             "full_success": full,
             "changed": changed,
             "preserved": preserved,
-            "graded_on": "final workspace" if graded else ("last test run" if last_result else "nothing"),
+            "graded_on": "final workspace"
+            if final is graded and graded
+            else ("last test run" if final is not None else "nothing"),
             "grading_status": (final or {}).get("status", "missing"),
             "grading_detail": (final or {}).get("detail", ""),
         },
         "phases": phases,
-        "triggers": [_trigger(t.id, challenge, fired, delivered, unlocked) for t in challenge.spec.triggers],
+        "triggers": [
+            _trigger(t.id, challenge, fired, pending, delivered, unlocked) for t in challenge.spec.triggers
+        ],
         "activity": {
             "test_runs": runs,
             "agent_turns": turns,
@@ -156,6 +168,7 @@ def _trigger(
     trigger_id: str,
     challenge: Challenge,
     fired: dict[str, dict[str, Any]],
+    pending: dict[str, float],
     delivered: dict[str, float],
     unlocked: dict[str, tuple[float, str]],
 ) -> dict[str, Any]:
@@ -166,6 +179,8 @@ def _trigger(
         winner = unlocked.get(spec.unlocks or "")
         if winner is not None:
             note = f"not needed: {spec.unlocks} was unlocked by {winner[1]}"
+        elif trigger_id in pending:
+            note = f"its condition held from {pending[trigger_id]:.1f}s but not for its 'for:' time"
         else:
             note = "its condition never held"
     return {

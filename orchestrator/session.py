@@ -148,18 +148,8 @@ class Session:
         status: Status = "completed"
         detail = ""
         try:
-            async with anyio.create_task_group() as group:
-                self._dispatch(SessionStarted(0.0, tuple(self.parts.repo.files())))
-                group.start_soon(self._agent)
-                group.start_soon(self._watch)
-                group.start_soon(self._test)
-                group.start_soon(self._timer)
-                async for event in receive:
-                    self._dispatch(event)
-                    if self.engine.ended is not None:
-                        break
-                self.parts.watcher.stop()
-                group.cancel_scope.cancel()
+            with send, receive:
+                await self._loop(receive)
         except* AgentUnavailable as group:
             status, detail = "invalid", "; ".join(str(e) for e in group.exceptions)
         except* Exception as group:
@@ -167,9 +157,23 @@ class Session:
             detail = "".join(traceback.format_exception(group.exceptions[0])).strip()
         if status != "completed":
             self._note("session.aborted", status=status, detail=detail)
-            self._logger.error("session aborted", status=status, detail=detail.splitlines()[-1])
+            self._logger.error("session aborted", status=status, detail=(detail.splitlines() or [""])[-1])
         final = None if status == "invalid" else await self._grade()
         return Outcome(status, self.engine.ended, detail, final, self._elapsed())
+
+    async def _loop(self, receive: Any) -> None:
+        async with anyio.create_task_group() as group:
+            self._dispatch(SessionStarted(0.0, tuple(self.parts.repo.files())))
+            group.start_soon(self._agent)
+            group.start_soon(self._watch)
+            group.start_soon(self._test)
+            group.start_soon(self._timer)
+            async for event in receive:
+                self._dispatch(event)
+                if self.engine.ended is not None:
+                    break
+            self.parts.watcher.stop()
+            group.cancel_scope.cancel()
 
     def _elapsed(self) -> float:
         return self.parts.clock.now() - self._start

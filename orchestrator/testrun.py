@@ -80,7 +80,7 @@ class PytestRunner:
         self.python = python
         self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
         self._listings = {
-            phase.id: [i for ids in list_tests(phase.id, phase.tests).values() for i in ids]
+            phase.id: {i for ids in list_tests(phase.id, phase.tests).values() for i in ids}
             for phase in challenge.phases
             if phase.command is None
         }
@@ -196,6 +196,12 @@ class PytestRunner:
             phase = verdict.id.split("/", 1)[0]
             if phase not in by_phase or _is_superseded(verdict.id, superseded):
                 continue
+            listed = self._listings.get(phase)
+            if listed is not None and verdict.id.split("[", 1)[0] not in listed:
+                # Not a hidden test (a collection error, or something the run made up):
+                # the listing decides what counts; its words explain the missing tests.
+                problem = problem or f"{verdict.id}: {verdict.detail}"
+                continue
             outcome = verdict.outcome
             detail = verdict.detail
             if outcome == "skipped":  # a hidden test passes only by running
@@ -203,7 +209,7 @@ class PytestRunner:
             by_phase[phase].append(TestOutcome(verdict.id, outcome, detail))  # type: ignore[arg-type]
         for chosen in phases:
             reported = {o.id.split("[", 1)[0] for o in by_phase[chosen.id]}
-            for test_id in self._listings.get(chosen.id, ()):
+            for test_id in sorted(self._listings.get(chosen.id, ())):
                 if test_id not in reported and not _is_superseded(test_id, superseded):
                     why = problem or "did not report a result"
                     by_phase[chosen.id].append(TestOutcome(test_id, "missing", why[:2000]))

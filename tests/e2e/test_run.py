@@ -1,0 +1,219 @@
+"""``changeup run`` end to end: real processes, real git, real pytest, real file watching."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.eventlog import read_log
+from orchestrator.loader import load_challenge
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def changeup(*args: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def run(
+    challenge: Path, agent: str, out: Path
+) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]]:
+    """Run ``challenge`` with ``agent``; returns the process, the run folder and its report."""
+    done = changeup("run", str(challenge), "--agent", agent, "--out", str(out), "--quiet", cwd=REPO)
+    folders = sorted(out.iterdir())
+    assert len(folders) == 1, done.stderr
+    folder = folders[0]
+    report = json.loads((folder / "report.json").read_text()) if (folder / "report.json").exists() else {}
+    return done, folder, report
+
+
+def test_reference_scores_full_marks_with_the_revision_after_phase1_passed(tmp_path: Path) -> None:
+    """The demo run: full marks, the revision fired after phase 1 passed, both phases reported."""
+    done, folder, report = run(REPO / "challenges/export-time", "scripted", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "FULL SUCCESS" in done.stdout
+    assert report["score"]["total"] == 1.0
+    phase1, phase2 = report["phases"]
+    revision = report["triggers"][0]
+    assert revision["id"] == "revision"
+    assert revision["fired"]
+    assert revision["fired_at"] >= phase1["first_passed_at"]
+    assert phase2["unlocked_by"] == "revision"
+    assert phase2["passed"] == phase2["total"] > 0
+    markdown = (folder / "report.md").read_text()
+    assert "phase1" in markdown
+    assert "phase2" in markdown
+    assert not (folder / "workspace" / "test_export_utc.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("challenge", "variant"),
+    [
+        ("export-time", "suffix-only"),
+        ("export-time", "drops-microseconds"),
+        ("export-time", "accepts-naive"),
+        ("normalize-tags", "sorted-set"),
+        ("normalize-tags", "duplicates-kept"),
+    ],
+)
+def test_broken_variants_score_below_full_and_name_their_failures(
+    tmp_path: Path, challenge: str, variant: str
+) -> None:
+    """Each broken variant loses marks, and the report names every check it declares it fails."""
+    done, folder, report = run(REPO / "challenges" / challenge, f"scripted:broken/{variant}", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert report["score"]["total"] < 1.0
+    assert not report["score"]["full_success"]
+    failing = {t["id"].split("[", 1)[0] for phase in report["phases"] for t in phase["failing"]}
+    declared = next(
+        b.fails
+        for b in load_challenge(REPO / "challenges" / challenge).model.calibration.broken
+        if b.name == variant
+    )
+    assert set(declared) <= failing
+    markdown = (folder / "report.md").read_text()
+    assert all(test in markdown for test in declared)
+
+
+AGENT_SCRIPT = """\
+#!/bin/sh
+# A plain shell agent: reads the message and edits files.
+set -e
+if grep -q "in UTC" "$CHANGEUP_MESSAGE_FILE"; then
+  cat > export_time.py <<'PY'
+from datetime import datetime, timezone
+
+
+def format_export_time(value: datetime) -> str:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("timezone required")
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+PY
+  git commit -qam "UTC with Z"
+else
+  cat > export_time.py <<'PY'
+from datetime import datetime
+
+
+def format_export_time(value: datetime) -> str:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("timezone required")
+    return value.isoformat()
+PY
+  git commit -qam "Keep the offset"
+fi
+echo "read $(wc -c < /dev/stdin) bytes of message on stdin"
+"""
+
+
+def test_a_shell_script_agent_completes_export_time(tmp_path: Path) -> None:
+    """A command: agent that is a plain script, reading the message, finishes both phases."""
+    script = tmp_path / "agent.sh"
+    script.write_text(AGENT_SCRIPT)
+    script.chmod(0o755)
+    done, folder, report = run(REPO / "challenges/export-time", f"command:{script}", tmp_path / "runs")
+    assert done.returncode == 0, done.stderr
+    assert report["score"]["full_success"]
+    assert report["activity"]["commits"] == 2
+    records = read_log(folder / "events.jsonl").records
+    outputs = "".join(r["text"] for r in records if r["kind"] == "agent.output")
+    assert "bytes of message on stdin" in outputs
+    assert sorted(p.name for p in (folder / "agent").iterdir()) == ["message-001.md", "message-002.md"]
+
+
+def test_missing_challenge_is_a_clean_error(tmp_path: Path) -> None:
+    """A path with no challenge: exit 2, a message, no traceback."""
+    done = changeup("run", str(tmp_path / "nope"), "--out", str(tmp_path), cwd=REPO)
+    assert done.returncode == 1 or done.returncode == 2
+    assert "no such challenge" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unknown_agent_spec_is_a_usage_error(tmp_path: Path) -> None:
+    """An --agent that names nothing lists the forms it could take."""
+    done = changeup("run", "challenges/export-time", "--agent", "robot", "--out", str(tmp_path), cwd=REPO)
+    assert done.returncode == 2
+    assert "command:CMD" in done.stderr
+
+
+def test_agent_command_that_does_not_exist_makes_the_run_invalid(tmp_path: Path) -> None:
+    """A missing agent binary is an environment failure: invalid run, non-zero exit, readable log."""
+    done, folder, report = run(REPO / "challenges/export-time", "command:no-such-agent-binary --go", tmp_path)
+    assert done.returncode == 1
+    assert "invalid" in done.stderr
+    assert report["run"]["status"] == "invalid"
+    assert read_log(folder / "events.jsonl").records[-1]["kind"] == "session.aborted"
+
+
+def test_agent_that_crashes_is_reported(tmp_path: Path) -> None:
+    """An agent exiting non-zero: graded as it stands, exit 1, and the log says what happened."""
+    done, folder, report = run(REPO / "challenges/export-time", "command:echo boom >&2; exit 3", tmp_path)
+    assert done.returncode == 1
+    assert "the agent exited with 3" in done.stderr
+    assert report["activity"]["exit_codes"] == [3]
+    assert report["score"]["total"] == 0.0
+    records = read_log(folder / "events.jsonl").records
+    assert any(r["kind"] == "agent.output" and "boom" in r["text"] for r in records)
+
+
+def copy_challenge(tmp_path: Path, name: str) -> Path:
+    """A writable copy of a built-in challenge."""
+    target = tmp_path / name
+    shutil.copytree(REPO / "challenges" / name, target)
+    return target
+
+
+def test_hidden_suite_that_hangs_is_stopped(tmp_path: Path) -> None:
+    """A hidden test that never returns is killed at the test-run limit; the run says so."""
+    root = copy_challenge(tmp_path, "normalize-tags")
+    (root / "challenge.yaml").write_text(
+        (root / "challenge.yaml").read_text().replace("test_run: 2min", "test_run: 2s")
+    )
+    (root / "tests" / "phase1" / "test_hang.py").write_text(
+        textwrap.dedent(
+            """\
+            import time
+
+
+            def test_hangs():
+                time.sleep(600)
+            """
+        )
+    )
+    done, folder, report = run(root, "scripted", tmp_path / "runs")
+    assert done.returncode == 1
+    assert "timed out after 2s" in done.stderr
+    assert report["score"]["grading_status"] == "timeout"
+    assert read_log(folder / "events.jsonl").records
+
+
+def test_workspace_template_with_a_syntax_error(tmp_path: Path) -> None:
+    """A starter that does not import: every test fails with the reason, exit 1, readable log."""
+    root = copy_challenge(tmp_path, "normalize-tags")
+    (root / "workspace" / "tags.py").write_text("def normalize_tags(tags:\n")
+    done, _, report = run(root, "command:true", tmp_path / "runs")
+    assert done.returncode == 1
+    assert "final grading is not clean" in done.stderr
+    failing = report["phases"][0]["failing"]
+    assert failing
+    assert all(t["outcome"] == "missing" for t in failing)
+    assert "SyntaxError" in json.dumps(report) or "error" in report["score"]["grading_detail"].lower()

@@ -1,0 +1,143 @@
+"""In-memory stand-ins for the session's seams: workspace, watcher, test runner, agent.
+
+A :class:`World` is a dict of file contents. Writing to it queues a change batch for the
+fake watcher; its snapshot id is a hash of the contents; the fake runner asks a verdict
+function what the tests say about those contents. Everything sleeps on the event loop's
+clock only, so sessions run on trio's ``MockClock`` in milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+
+import anyio
+
+from orchestrator.agents import AgentContext, Message, TurnAgent
+from orchestrator.testrun import TestRun
+from orchestrator.watcher import Batch
+from triggers import FileChange, PhaseResult
+
+Verdict = Callable[[dict[str, str], str], tuple[int, int]]
+
+
+class World:
+    """Files of a fake workspace, and the commits made in it."""
+
+    def __init__(self, files: dict[str, str] | None = None, debounce: float = 0.05) -> None:
+        self.files = dict(files or {})
+        self.debounce = debounce
+        self.commits: list[tuple[str, str]] = []
+        self._send, self._receive = anyio.create_memory_object_stream[Batch](max_buffer_size=math.inf)
+
+    def write(self, path: str, text: str) -> None:
+        """Change a file; the watcher reports it after the debounce."""
+        change = "modified" if path in self.files else "added"
+        self.files[path] = text
+        self._send.send_nowait(Batch((FileChange(path, change),)))  # type: ignore[arg-type]
+
+    def commit(self, subject: str) -> None:
+        """Record a commit; the watcher reports that git moved."""
+        self.commits.append((hashlib.sha1(f"{len(self.commits)}{subject}".encode()).hexdigest(), subject))
+        self._send.send_nowait(Batch((), git=True))
+
+    def close(self) -> None:
+        """Close the change stream."""
+        self._send.close()
+        self._receive.close()
+
+    def tree(self) -> str:
+        """A content hash standing for a snapshot's tree id."""
+        return hashlib.sha1(repr(sorted(self.files.items())).encode()).hexdigest()
+
+
+class FakeRepo:
+    """The Repository protocol over a World."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.snapshots = 0
+        self._reported = 0
+
+    def files(self) -> list[str]:
+        return sorted(self.world.files)
+
+    async def snapshot(self) -> str:
+        self.snapshots += 1
+        await anyio.sleep(0)
+        return self.world.tree()
+
+    async def export(self, tree: str, dest: Path) -> None:
+        raise AssertionError("the fake runner never exports")
+
+    async def new_commits(self) -> list[tuple[str, str]]:
+        new = self.world.commits[self._reported :]
+        self._reported = len(self.world.commits)
+        return new
+
+
+class FakeWatcher:
+    """Yields the World's batches after its debounce."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.stopped = False
+
+    async def batches(self) -> AsyncIterator[Batch]:
+        async for batch in self.world._receive:
+            await anyio.sleep(self.world.debounce)
+            yield batch
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class FakeRunner:
+    """Answers each phase with ``verdict(files, phase)`` after ``seconds`` of (mock) time."""
+
+    def __init__(self, world: World, verdict: Verdict, seconds: float = 1.0) -> None:
+        self.world = world
+        self.verdict = verdict
+        self.seconds = seconds
+        self.runs: list[tuple[str, tuple[str, ...]]] = []
+
+    async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
+        self.runs.append((tree, tuple(phases)))
+        await anyio.sleep(self.seconds)
+        results = []
+        for phase in phases:
+            passed, failed = self.verdict(self.world.files, phase)
+            results.append(PhaseResult(phase, passed, failed))
+        return TestRun("ok", tuple(results), "", self.seconds)
+
+
+Behaviour = Callable[[World, Message], Awaitable[None]]
+
+
+class FakeAgent(TurnAgent):
+    """Does ``behaviour(world, message)`` for each message it is given."""
+
+    name = "fake"
+
+    def __init__(self, world: World, behaviour: Behaviour) -> None:
+        self.world = world
+        self.behaviour = behaviour
+        self.seen: list[tuple[float, str]] = []
+
+    async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
+        for message in messages:
+            self.seen.append((anyio.current_time(), message.trigger))
+            await self.behaviour(self.world, message)
+        return 0
+
+
+def passes_when(marker: dict[str, str]) -> Verdict:
+    """A verdict: phase P has 2 tests, both pass when ``marker[P]`` is in solution.py."""
+
+    def verdict(files: dict[str, str], phase: str) -> tuple[int, int]:
+        ok = marker.get(phase, "\0") in files.get("solution.py", "")
+        return (2, 0) if ok else (0, 2)
+
+    return verdict

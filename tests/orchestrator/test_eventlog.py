@@ -1,0 +1,113 @@
+"""The event log: one line per record, exact times, torn tails, versions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orchestrator.eventlog import FORMAT, VERSION, EventLog, EventLogError, read_log, repair
+
+
+def test_header_then_records_with_seq_and_exact_t(tmp_path: Path) -> None:
+    """Line 1 is the header; records carry seq, t (exactly) and kind."""
+    path = tmp_path / "events.jsonl"
+    log = EventLog.create(path, {"challenge": "x"})
+    assert log.append({"kind": "clock.tick", "t": 0.0}, 0.1 + 0.2) == 1
+    assert log.append({"kind": "a.b", "v": "é"}, 1.5, sync=True) == 2
+    log.close()
+    contents = read_log(path)
+    assert contents.header == {"format": FORMAT, "version": VERSION, "challenge": "x"}
+    assert contents.records == [
+        {"seq": 1, "t": 0.30000000000000004, "kind": "clock.tick"},
+        {"seq": 2, "t": 1.5, "kind": "a.b", "v": "é"},
+    ]
+    assert list(json.loads(path.read_text().splitlines()[1])) == ["seq", "t", "kind"]
+    assert not contents.torn
+
+
+def test_create_refuses_to_overwrite(tmp_path: Path) -> None:
+    """A log is never silently replaced."""
+    path = tmp_path / "events.jsonl"
+    EventLog.create(path, {}).close()
+    with pytest.raises(FileExistsError):
+        EventLog.create(path, {})
+
+
+def test_torn_tail_is_flagged_on_read_and_cut_on_reopen(tmp_path: Path) -> None:
+    """A half-written last line is ignored when read and removed when the log is reopened."""
+    path = tmp_path / "events.jsonl"
+    log = EventLog.create(path, {})
+    log.append({"kind": "k"}, 1.0)
+    log.close()
+    with path.open("ab") as handle:
+        handle.write(b'{"seq":2,"t":2.0,"ki')
+    contents = read_log(path)
+    assert contents.torn
+    assert len(contents.records) == 1
+    again = EventLog.reopen(path)
+    assert again.append({"kind": "k"}, 3.0) == 2
+    again.close()
+    assert [r["seq"] for r in read_log(path).records] == [1, 2]
+    assert not repair(path)
+
+
+def test_corrupt_line_is_an_error_with_its_line_number(tmp_path: Path) -> None:
+    """A complete line that is not JSON is refused, naming the line."""
+    path = tmp_path / "events.jsonl"
+    EventLog.create(path, {}).close()
+    with path.open("a") as handle:
+        handle.write("not json\n")
+    with pytest.raises(EventLogError, match=r"events.jsonl:2: not a JSON line"):
+        read_log(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty log"),
+        ('{"format": "other"}\n', "not a changeup event log"),
+        (f'{{"format": "{FORMAT}", "version": 99}}\n', "version 99; this changeup reads version 1"),
+        (f'{{"format": "{FORMAT}", "version": 1}}\n[1]\n', "expected a JSON object"),
+        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"kind": "x"}}\n', "needs 'seq' and 'kind'"),
+    ],
+)
+def test_unreadable_logs_say_why(tmp_path: Path, text: str, message: str) -> None:
+    """Empty files, other formats and unknown versions are refused clearly."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(text)
+    with pytest.raises(EventLogError, match=message):
+        read_log(path)
+
+
+def test_missing_log(tmp_path: Path) -> None:
+    """A folder without a log says so."""
+    with pytest.raises(EventLogError, match="no event log"):
+        read_log(tmp_path / "events.jsonl")
+
+
+RECORDS = st.lists(
+    st.fixed_dictionaries(
+        {"kind": st.sampled_from(["fs.changed", "agent.output"]), "text": st.text(max_size=30)}
+    ),
+    max_size=20,
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(RECORDS, st.lists(st.floats(0, 1e6, allow_nan=False), min_size=20, max_size=20))
+def test_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, records: list[dict[str, str]], times: list[float]
+) -> None:
+    """Whatever is appended reads back equal, times bit for bit."""
+    path = tmp_path_factory.mktemp("log") / "events.jsonl"
+    log = EventLog.create(path, {})
+    for record, t in zip(records, times, strict=False):
+        log.append(record, t)
+    log.close()
+    back = read_log(path).records
+    assert [{k: v for k, v in r.items() if k not in ("seq", "t")} for r in back] == records
+    assert [r["t"] for r in back] == times[: len(records)]

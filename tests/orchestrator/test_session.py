@@ -1,0 +1,255 @@
+"""The session loop with in-memory seams, on trio's MockClock: hours of session time in milliseconds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from trio.testing import MockClock
+
+from orchestrator.agents import AgentUnavailable, Message
+from orchestrator.eventlog import EventLog, read_log
+from orchestrator.loader import load_challenge
+from orchestrator.report import build_report
+from orchestrator.session import Outcome, Parts, Session
+from tests.fakes import FakeAgent, FakeRepo, FakeRunner, FakeWatcher, World, passes_when
+
+pytestmark = pytest.mark.anyio
+
+CHALLENGE = """\
+challenge:
+  id: loop
+  initial_briefing: Build phase 1.
+  phases:
+    - id: phase1
+    - id: phase2
+  triggers:
+    - id: pivot
+      condition: phase1_tests_pass
+      kind: pivot
+      unlocks: phase2
+      message: Now phase 2.
+      delivery: {delivery}
+    - id: deadline
+      condition: time_elapsed > 30min AND phase1_tests_not_pass
+      kind: deadline
+      unlocks: phase2
+      message: Deadline. Now phase 2.
+  limits:
+    session: {limit}
+"""
+
+
+@pytest.fixture
+def anyio_backend() -> tuple[str, dict[str, Any]]:
+    """Trio with a clock that jumps whenever every task is waiting."""
+    return ("trio", {"clock": MockClock(autojump_threshold=0)})
+
+
+def challenge_at(root: Path, delivery: str = "queue", limit: str = "2h") -> Any:
+    """A two-phase challenge folder (the fakes never run its tests)."""
+    (root / "workspace").mkdir(parents=True)
+    for phase in ("phase1", "phase2"):
+        (root / "tests" / phase).mkdir(parents=True)
+        (root / "tests" / phase / f"test_{phase}.py").write_text("def test_x():\n    pass\n")
+    (root / "challenge.yaml").write_text(CHALLENGE.format(delivery=delivery, limit=limit))
+    return load_challenge(root)
+
+
+async def run_session(
+    tmp_path: Path, behaviour: Any, *, delivery: str = "queue", limit: str = "2h", seconds: float = 1.0
+) -> tuple[Outcome, list[dict[str, Any]], FakeAgent, FakeRunner]:
+    """Run one session on fakes; returns the outcome, the log records, the agent and the runner."""
+    challenge = challenge_at(tmp_path / "challenge", delivery, limit)
+    world = World({"solution.py": ""})
+    agent = FakeAgent(world, behaviour)
+    runner = FakeRunner(world, passes_when({"phase1": "one", "phase2": "two"}), seconds)
+    log = EventLog.create(tmp_path / "events.jsonl", {"challenge": "loop", "agent": "fake"})
+    parts = Parts(repo=FakeRepo(world), runner=runner, watcher=FakeWatcher(world), agent=agent)
+    session = Session(challenge, parts, log, tmp_path / "agent", workspace=tmp_path)
+    outcome = await session.run()
+    log.close()
+    world.close()
+    return outcome, read_log(tmp_path / "events.jsonl").records, agent, runner
+
+
+def kinds(records: list[dict[str, Any]]) -> list[str]:
+    """The kinds of records, in order."""
+    return [r["kind"] for r in records]
+
+
+def first(records: list[dict[str, Any]], kind: str, **match: Any) -> dict[str, Any]:
+    """The first record of ``kind`` whose fields match."""
+    return next(r for r in records if r["kind"] == kind and all(r.get(k) == v for k, v in match.items()))
+
+
+async def diligent(world: World, message: Message) -> None:
+    """Solves each phase after a minute of work and commits."""
+    await anyio.sleep(60)
+    if message.phase == "phase1":
+        world.write("solution.py", "one")
+    elif message.phase == "phase2":
+        world.write("solution.py", "one two")
+    world.commit(f"solve {message.phase}")
+
+
+async def test_pivot_fires_when_phase1_passes_and_session_ends_when_agent_is_done(tmp_path: Path) -> None:
+    """Briefing → phase 1 solved → pivot → phase 2 solved → agent done; graded on both phases."""
+    outcome, records, agent, _ = await run_session(tmp_path, diligent)
+    assert outcome.status == "completed"
+    assert outcome.end is not None
+    assert outcome.end.reason == "agent_done"
+    assert [trigger for _, trigger in agent.seen] == ["briefing", "pivot"]
+    fired = first(records, "trigger.fired")
+    assert fired["trigger"] == "pivot"
+    passing = first(
+        records, "tests.result", phases=[{"phase": "phase1", "passed": 2, "failed": 0, "tests": []}]
+    )
+    assert fired["t"] == passing["t"]
+    assert first(records, "phase.unlocked", phase="phase2")["trigger"] == "pivot"
+    assert first(records, "message.delivered", trigger="pivot")["t"] >= fired["t"]
+    assert [c["message"] for c in records if c["kind"] == "git.commit"] == ["solve phase1", "solve phase2"]
+    graded = first(records, "session.graded")
+    assert [(p["phase"], p["passed"], p["failed"]) for p in graded["phases"]] == [
+        ("phase1", 2, 0),
+        ("phase2", 2, 0),
+    ]
+    times = [r["t"] for r in records]
+    assert times == sorted(times)
+    assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+
+
+async def test_thirty_minute_deadline_takes_milliseconds(tmp_path: Path) -> None:
+    """An agent stuck on phase 1 gets the deadline message at 30 minutes of session time."""
+
+    async def stuck(world: World, message: Message) -> None:
+        if message.trigger == "briefing":
+            await anyio.sleep(45 * 60)  # never passes phase 1, works past the deadline
+        else:
+            world.write("solution.py", "two")
+
+    started = time.perf_counter()
+    outcome, records, _, _ = await run_session(tmp_path, stuck)
+    assert time.perf_counter() - started < 5
+    fired = first(records, "trigger.fired")
+    assert fired["trigger"] == "deadline"
+    assert 1800 < fired["t"] < 1801
+    assert first(records, "clock.tick")["t"] == fired["t"]
+    # queued, not interrupting: delivered when the 45-minute turn ended
+    delivered = first(records, "message.delivered", trigger="deadline")
+    assert delivered["t"] >= 45 * 60
+    assert outcome.end is not None
+    assert outcome.end.reason == "agent_done"
+    assert "pivot" not in [r.get("trigger") for r in records if r["kind"] == "trigger.fired"]
+
+
+async def test_interrupting_message_cancels_the_turn(tmp_path: Path) -> None:
+    """With delivery: interrupt, the pivot reaches an agent mid-turn."""
+
+    async def keeps_going(world: World, message: Message) -> None:
+        if message.trigger == "briefing":
+            world.write("solution.py", "one")
+            await anyio.sleep(3600)  # would go on for an hour
+        else:
+            world.write("solution.py", "one two")
+
+    outcome, records, _, _ = await run_session(tmp_path, keeps_going, delivery="interrupt")
+    ended = first(records, "agent.turn_ended")
+    assert ended["reason"] == "interrupted"
+    assert ended["t"] < 60
+    assert first(records, "message.delivered", trigger="pivot")["t"] < 60
+    assert outcome.end is not None
+    assert outcome.end.reason == "agent_done"
+
+
+async def test_changes_during_a_run_coalesce_and_equal_trees_are_not_retested(tmp_path: Path) -> None:
+    """Ten writes during one long test run lead to one more run, and a re-test of a seen tree is cached."""
+
+    async def busy(world: World, message: Message) -> None:
+        if message.trigger != "briefing":
+            return
+        for i in range(10):
+            world.write("notes.md", f"note {i}")
+            await anyio.sleep(1)
+        world.write("notes.md", "note 0")  # back to a state... still new (notes differ from start)
+        world.write("solution.py", "")  # unchanged content
+
+    outcome, records, _, runner = await run_session(tmp_path, busy, seconds=30.0)
+    requested = [r for r in records if r["kind"] == "tests.requested"]
+    results = [r for r in records if r["kind"] == "tests.result"]
+    assert len(requested) > len(runner.runs)
+    assert len(runner.runs) <= 4
+    assert len(set(runner.runs)) == len(runner.runs)  # no tree tested twice
+    assert any(r["cached"] for r in results)
+    assert outcome.end is not None
+
+
+async def test_time_limit_ends_the_session(tmp_path: Path) -> None:
+    """An agent that never finishes is stopped at the session's time limit."""
+
+    async def forever(world: World, message: Message) -> None:
+        await anyio.sleep(10 * 3600)
+
+    outcome, records, _, _ = await run_session(tmp_path, forever, limit="1h")
+    assert outcome.end is not None
+    assert outcome.end.reason == "time_limit"
+    assert first(records, "session.ended")["t"] == pytest.approx(3600, abs=1)
+    assert kinds(records)[-1] == "session.graded"
+
+
+async def test_agent_crash_is_recorded_and_the_log_stays_readable(tmp_path: Path) -> None:
+    """An exception in the agent ends the session as crashed, logged, and still graded."""
+
+    async def crashes(world: World, message: Message) -> None:
+        await anyio.sleep(5)
+        raise RuntimeError("agent blew up")
+
+    outcome, records, _, _ = await run_session(tmp_path, crashes)
+    assert outcome.status == "crashed"
+    assert "agent blew up" in outcome.detail
+    aborted = first(records, "session.aborted")
+    assert aborted["status"] == "crashed"
+    assert kinds(records)[-1] == "session.graded"
+    report = build_report(challenge_at(tmp_path / "again"), read_log(tmp_path / "events.jsonl"))
+    assert report["run"]["status"] == "crashed"
+
+
+async def test_unavailable_agent_makes_the_run_invalid(tmp_path: Path) -> None:
+    """An agent that cannot start is an environment failure: invalid, and not graded."""
+
+    async def unavailable(world: World, message: Message) -> None:
+        raise AgentUnavailable("no such agent binary")
+
+    outcome, records, _, _ = await run_session(tmp_path, unavailable)
+    assert outcome.status == "invalid"
+    assert outcome.final is None
+    assert first(records, "session.aborted")["status"] == "invalid"
+    assert "session.graded" not in kinds(records)
+
+
+async def test_report_from_the_log(tmp_path: Path) -> None:
+    """The report says when each phase unlocked and first passed, and why triggers fired or not."""
+    await run_session(tmp_path, diligent)
+    report = build_report(challenge_at(tmp_path / "again"), read_log(tmp_path / "events.jsonl"))
+    phase1, phase2 = report["phases"]
+    assert phase1["unlocked_by"] == "start"
+    assert phase2["unlocked_by"] == "pivot"
+    assert phase1["first_passed_at"] == pytest.approx(60, abs=5)
+    assert phase2["first_passed_at"] > phase1["first_passed_at"] + 60
+    pivot, deadline = report["triggers"]
+    assert pivot["fired"]
+    assert "phase1_tests_pass held on tests.result" in pivot["cause"]
+    assert deadline["cause"] == "not needed: phase2 was unlocked by pivot"
+    assert report["score"] == {
+        "total": 1.0,
+        "full_success": True,
+        "changed": {"passed": 2, "total": 2},
+        "preserved": {"passed": 2, "total": 2},
+        "graded_on": "final workspace",
+        "grading_status": "ok",
+        "grading_detail": "",
+    }
+    assert report["activity"]["commits"] == 2
