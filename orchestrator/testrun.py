@@ -127,6 +127,9 @@ class PytestRunner:
             "LANG": "C.UTF-8",
             "PYTHONPATH": str(folder / "ws"),
             "PYTHONDONTWRITEBYTECODE": "1",
+            # Only pytest's own plugins: nothing installed beside it joins the hidden run
+            # (and loading every plugin of the environment costs ~300 ms a run).
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "TMPDIR": str(folder),
         }
 

@@ -217,3 +217,80 @@ def test_workspace_template_with_a_syntax_error(tmp_path: Path) -> None:
     assert failing
     assert all(t["outcome"] == "missing" for t in failing)
     assert "SyntaxError" in json.dumps(report) or "error" in report["score"]["grading_detail"].lower()
+
+
+PROCESS_AGENT = """\
+import pathlib
+import subprocess
+import sys
+
+SOLUTIONS = pathlib.Path(sys.argv[1])
+message = []
+for line in sys.stdin:
+    if line.rstrip("\\n") != "<<<END OF MESSAGE>>>":
+        message.append(line)
+        continue
+    text = "".join(message)
+    message = []
+    phase = "phase2" if "in UTC" in text else "phase1"
+    source = SOLUTIONS / phase / "export_time.py"
+    pathlib.Path("export_time.py").write_text(source.read_text())
+    subprocess.run(["git", "commit", "-qam", f"solve {phase}"], check=True)
+    print(f"solved {phase}", flush=True)
+    print("<<<TURN DONE>>>", flush=True)
+"""
+
+
+def test_a_long_lived_process_agent_completes_export_time(tmp_path: Path) -> None:
+    """A process: agent gets every message on one stdin and ends turns with the marker."""
+    script = tmp_path / "agent.py"
+    script.write_text(PROCESS_AGENT)
+    solutions = REPO / "challenges/export-time/solutions/reference"
+    done, folder, report = run(
+        REPO / "challenges/export-time", f"process:{sys.executable} {script} {solutions}", tmp_path / "runs"
+    )
+    assert done.returncode == 0, done.stderr
+    assert report["score"]["full_success"]
+    records = read_log(folder / "events.jsonl").records
+    assert [r["kind"] for r in records].count("agent.started") == 1
+    outputs = "".join(r["text"] for r in records if r["kind"] == "agent.output")
+    assert "solved phase1" in outputs
+    assert "solved phase2" in outputs
+
+
+def test_inbox_agent_waits_for_the_person(tmp_path: Path) -> None:
+    """Messages land in .changeup/inbox/; a person's NNN.done ends each turn."""
+    import anyio
+
+    from orchestrator.agents import InboxAgent
+    from orchestrator.runs import RunFolder, run_challenge
+
+    challenge = load_challenge(REPO / "challenges/normalize-tags")
+    solutions = challenge.root / "solutions" / "reference"
+    folders: list[RunFolder] = []
+
+    async def person() -> None:
+        for turn, phase in ((1, "phase1"), (2, "phase2")):
+            while not folders or not (folders[0].workspace / ".changeup/inbox" / f"{turn:03d}.md").exists():
+                await anyio.sleep(0.05)
+            inbox = folders[0].workspace / ".changeup/inbox"
+            assert "normalize_tags" in (inbox / f"{turn:03d}.md").read_text()
+            shutil.copy(solutions / phase / "tags.py", folders[0].workspace / "tags.py")
+            await anyio.sleep(0.5)
+            (inbox / f"{turn:03d}.done").write_text("")
+
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                group.start_soon(person)
+                _, outcome, report = await run_challenge(
+                    challenge, InboxAgent(), tmp_path, on_folder=folders.append
+                )
+        assert outcome.status == "completed"
+        return report
+
+    report = anyio.run(main)
+    assert report["score"]["full_success"]
+    assert report["activity"]["agent_turns"] == 2
+    graded = read_log(folders[0].log).records[-1]
+    assert ".changeup" not in json.dumps(graded)
