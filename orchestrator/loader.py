@@ -7,6 +7,7 @@ phases and the folder itself are checked together so one run lists every problem
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import types
 import typing
@@ -199,7 +200,9 @@ class _Semantics:
         self._folders()
         if self.problems:
             return sorted(set(self.problems))
-        return Challenge(self.root, self.model, tuple(phases), spec, challenge_digest(self.root))
+        # Messages name paths as the author gave them; the loaded challenge holds absolute ones.
+        located = tuple(dataclasses.replace(p, tests=p.tests.resolve()) for p in phases)
+        return Challenge(self.root.resolve(), self.model, located, spec, challenge_digest(self.root))
 
     # triggers ---------------------------------------------------------------------------
 

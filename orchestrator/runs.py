@@ -64,7 +64,7 @@ class RunFolder:
         """A fresh, uniquely named folder under ``out``."""
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
         slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-")[:40] or "agent"
-        base = out / f"{challenge.id}-{stamp}-{slug}"
+        base = out.resolve() / f"{challenge.id}-{stamp}-{slug}"
         path, n = base, 1
         while path.exists():
             n += 1

@@ -91,6 +91,7 @@ class Workspace:
     @classmethod
     def create(cls, template: Path, path: Path, shadow: Path) -> Workspace:
         """Copy ``template`` to ``path``, commit it as the baseline, and start the shadow repo."""
+        path, shadow = path.resolve(), shadow.resolve()
         shutil.copytree(template, path, ignore=shutil.ignore_patterns(*IGNORED))
         _git_sync(["init", "-q", "-b", "main"], path)
         # So an agent's own `git commit` works on a machine with no global identity.

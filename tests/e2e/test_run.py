@@ -140,6 +140,15 @@ def test_a_shell_script_agent_completes_export_time(tmp_path: Path) -> None:
     assert sorted(p.name for p in (folder / "agent").iterdir()) == ["message-001.md", "message-002.md"]
 
 
+def test_relative_paths_work_from_any_folder(tmp_path: Path) -> None:
+    """--out and the challenge may be relative to the current folder."""
+    shutil.copytree(REPO / "challenges" / "normalize-tags", tmp_path / "normalize-tags")
+    done = changeup("run", "normalize-tags", "--out", "runs", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "FULL SUCCESS" in done.stdout
+    assert len(list((tmp_path / "runs").iterdir())) == 1
+
+
 def test_missing_challenge_is_a_clean_error(tmp_path: Path) -> None:
     """A path with no challenge: exit 2, a message, no traceback."""
     done = changeup("run", str(tmp_path / "nope"), "--out", str(tmp_path), cwd=REPO)
