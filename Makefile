@@ -22,6 +22,7 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest -q --cov --cov-report=term-missing:skip-covered
+	$(BIN)/changeup calibrate challenges/* --out runs/calibration
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -x -m "not slow"

@@ -24,9 +24,14 @@ __all__ = [
     "Challenge",
     "ChallengeFile",
     "ChallengeModel",
+    "CheckName",
+    "Criterion",
+    "JudgeRules",
+    "Judged",
     "Limits",
     "Phase",
     "PhaseModel",
+    "Scoring",
     "TriggerModel",
 ]
 
@@ -82,6 +87,13 @@ class PhaseModel(_Strict):
         default_factory=list,
         description="Earlier tests this phase's contract replaces, as phase/file.py::test.",
     )
+    preserved: list[str] = Field(
+        default_factory=list,
+        description=(
+            "This phase's tests that check behaviour which must stay (they may pass on the "
+            "starter); the phase's other tests are its changed requirement."
+        ),
+    )
 
 
 class TriggerModel(_Strict):
@@ -108,6 +120,54 @@ class TriggerModel(_Strict):
     priority: int = Field(0, description="Among triggers ready at once to unlock a phase, highest wins.")
 
 
+CheckName = Literal[
+    "dead-code", "clean-history", "absent", "code-survival", "quality-curve", "protection-review"
+]
+
+
+class JudgeRules(_Strict):
+    """What the rule-based judge looks for in the agent's transcript and notes.
+
+    Each group in ``all`` must match (any of its regular expressions, case-insensitive);
+    at least ``at_least`` groups of ``count`` must match. The score is the fraction of
+    requirements met.
+    """
+
+    all: list[list[str]] = Field(default_factory=list)
+    count: list[list[str]] = Field(default_factory=list)
+    at_least: int = Field(0, ge=0)
+
+
+class Judged(_Strict):
+    """A criterion judged from what the agent said and wrote, not from tests."""
+
+    question: str = Field(description="The rubric question put to a judge.")
+    rules: JudgeRules = Field(default_factory=JudgeRules, description="For the rule-based judge.")
+
+
+class Criterion(_Strict):
+    """One row of a pattern's rubric: evidence from tests, a built-in check, or a judge."""
+
+    id: Identifier
+    title: str = ""
+    weight: float = Field(0.0, ge=0, description="Share of the total; 0 reports without scoring.")
+    tests: list[str] | None = Field(
+        None, description="Phase ids or test ids; the score is the fraction passing in the final grading."
+    )
+    check: CheckName | None = Field(None, description="A built-in check of the workspace and its history.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Settings of the check.")
+    judge: Judged | None = None
+    critical: bool = Field(
+        False, description="Anything short of full marks is a critical failure no other score cancels."
+    )
+
+
+class Scoring(_Strict):
+    """How a run is scored beyond per-phase tests."""
+
+    rubric: list[Criterion] = Field(default_factory=list)
+
+
 class Limits(_Strict):
     """Time limits."""
 
@@ -121,13 +181,25 @@ class BrokenVariant(_Strict):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Folder under solutions/broken/.")
     description: str = ""
-    fails: list[str] = Field(min_length=1, description="Tests it must fail, as phase/file.py::test.")
+    fails: list[str] = Field(
+        default_factory=list, description="Tests it must fail (and no others), as phase/file.py::test."
+    )
+    fails_checks: list[str] = Field(
+        default_factory=list, description="Rubric criteria it must fall short on (and no others)."
+    )
 
 
 class Calibration(_Strict):
     """Solutions used by the scripted agent and by ``changeup calibrate``."""
 
     broken: list[BrokenVariant] = Field(default_factory=list)
+    expect_fired: list[str] | None = Field(
+        None,
+        description=(
+            "Triggers the reference run must fire. Default: every phase gets unlocked and no "
+            "trigger of kind deadline fires."
+        ),
+    )
 
 
 class ChallengeModel(_Strict):
@@ -147,6 +219,11 @@ class ChallengeModel(_Strict):
         default_factory=list,
         description="Globs the agent is expected to change; others are scope findings.",
     )
+    requirements: list[str] = Field(
+        default_factory=list,
+        description="pip requirements of the hidden tests and the agent; built once into a cached venv.",
+    )
+    scoring: Scoring = Field(default_factory=Scoring)
     calibration: Calibration = Field(default_factory=Calibration)
 
 
@@ -177,6 +254,7 @@ class Phase:
     command: str | None
     weight: float
     supersedes: tuple[str, ...]
+    preserved: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,14 @@ import anyio
 import click
 from rich.console import Console
 from rich.live import Live
+from rich.table import Table
 from rich.text import Text
 
 from orchestrator.agents import SPEC_HELP, AgentSpecError, parse_agent
+from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge import ChallengeFile
 from orchestrator.diagnostics import configure
+from orchestrator.judge import JudgeSpecError, parse_judge
 from orchestrator.loader import ChallengeError, load_challenge, validate
 from orchestrator.render import clock, print_summary
 from orchestrator.runs import RunFolder, run_challenge, write_reports
@@ -153,10 +156,24 @@ class _StatusLine:
     show_default=True,
     help="Longest a burst of file changes is gathered into one batch, in seconds.",
 )
+@click.option(
+    "--judge",
+    "judge_spec",
+    default="rules",
+    show_default=True,
+    help="Who scores judged rubric criteria: 'rules' (shipped) or 'command:CMD' (e.g. an LLM CLI "
+    'that reads a rubric prompt on stdin and prints {"score": 0..1, "reason": ...}).',
+)
 @click.option("--quiet", is_flag=True, help="No live status line.")
 @click.option("--verbose", "-v", is_flag=True, help="Show every diagnostic event.")
 def run_command(
-    challenge_path: Path, agent_spec: str, out: Path, debounce: float, quiet: bool, verbose: bool
+    challenge_path: Path,
+    agent_spec: str,
+    out: Path,
+    debounce: float,
+    judge_spec: str,
+    quiet: bool,
+    verbose: bool,
 ) -> None:
     """Run CHALLENGE once with an agent and write its run folder.
 
@@ -174,6 +191,9 @@ def run_command(
     try:
         challenge = load_challenge(challenge_path)
         agent = parse_agent(agent_spec)
+        judge = parse_judge(judge_spec)
+    except JudgeSpecError as error:
+        raise click.BadParameter(str(error), param_hint="--judge") from None
     except ChallengeError as error:
         raise click.ClickException(f"{challenge_path} is not a valid challenge:\n{error}") from None
     except AgentSpecError as error:
@@ -191,6 +211,7 @@ def run_command(
                 challenge,
                 agent,
                 out,
+                judge=judge,
                 debounce=debounce,
                 on_change=status.update,
                 on_folder=folders.append,
@@ -222,6 +243,70 @@ def run_command(
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     sys.exit(1 if problems else 0)
+
+
+@cli.command("calibrate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--trials", default=3, show_default=True, help="Extra reference runs, to catch flaky tests.")
+@click.option("--jobs", default=2, show_default=True, help="Runs at the same time.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("runs/calibration"),
+    show_default=True,
+    help="Where the calibration runs are kept.",
+)
+@click.option("--judge", "judge_spec", default="rules", show_default=True, help="As for `changeup run`.")
+def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path, judge_spec: str) -> None:
+    """Check that challenges' graders can be trusted; exit 1 on any miss.
+
+    \b
+    For each challenge:
+      reference     the reference solution reaches full marks, its triggers fire as designed
+      starter       on the untouched starter, every changed-requirement test fails
+      broken/NAME   each broken variant fails exactly the tests and criteria it declares
+      reference #N  the reference again, TRIALS times, to catch flaky tests
+
+    \b
+    Example:
+      changeup calibrate challenges/*
+    """
+    configure(json_output=False)
+    challenges = []
+    for path in paths:
+        try:
+            challenges.append(load_challenge(path))
+        except ChallengeError as error:
+            raise click.ClickException(f"{path} is not a valid challenge:\n{error}") from None
+    try:
+        judge = parse_judge(judge_spec)
+    except JudgeSpecError as error:
+        raise click.BadParameter(str(error), param_hint="--judge") from None
+    console = Console()
+
+    def progress(check: Check) -> None:
+        mark = "[green]ok[/]" if check.ok else "[red]MISS[/]"
+        console.print(f"{mark} {check.challenge} {check.run}: {check.got}", highlight=False)
+
+    checks = anyio.run(
+        lambda: calibrate(challenges, out, trials=trials, jobs=jobs, judge=judge, on_check=progress)
+    )
+    table = Table(title="calibration", title_justify="left")
+    for column in ("challenge", "run", "expected", "got", "ok"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        table.add_row(
+            check.challenge,
+            check.run,
+            check.expected,
+            check.got,
+            "✓" if check.ok else "✗",
+            style=None if check.ok else "red",
+        )
+    console.print(table)
+    misses = [c for c in checks if not c.ok]
+    console.print(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}")
+    sys.exit(1 if misses else 0)
 
 
 def main() -> None:

@@ -196,6 +196,8 @@ class _Semantics:
         self._findings(spec)
         listings = self._listings(phases)
         self._supersedes(phases, listings)
+        self._preserved(listings)
+        self._rubric(listings)
         self._calibration(listings)
         self._folders()
         if self.problems:
@@ -351,6 +353,7 @@ class _Semantics:
                     command=model.command if model else None,
                     weight=model.weight if model else 1.0,
                     supersedes=tuple(model.supersedes) if model else (),
+                    preserved=tuple(model.preserved) if model else (),
                 )
             )
         return phases
@@ -437,19 +440,55 @@ class _Semantics:
                         f"list it under {phase.id}'s supersedes: or keep the test",
                     )
 
+    def _known_test(self, test_id: str, listings: dict[str, dict[str, list[str]]], path: Path_) -> None:
+        """Report ``test_id`` unless it names a test (or file, or class) of some phase."""
+        phase = test_id.split("/", 1)[0]
+        if phase not in self.phase_ids:
+            self.report(path, f"{test_id!r} does not name a phase's test (phase/file.py::test)")
+        elif phase in listings and not _known(test_id, listings[phase]):
+            self.report(path, f"no test {test_id!r} in {phase}'s hidden tests")
+
+    def _preserved(self, listings: dict[str, dict[str, list[str]]]) -> None:
+        for i, phase in enumerate(self.model.phases or []):
+            for j, test_id in enumerate(phase.preserved):
+                path: Path_ = ("phases", i, "preserved", j)
+                if not test_id.startswith(f"{phase.id}/"):
+                    self.report(path, f"{test_id!r} must be one of {phase.id}'s own tests")
+                else:
+                    self._known_test(test_id, listings, path)
+
+    def _rubric(self, listings: dict[str, dict[str, list[str]]]) -> None:
+        seen: set[str] = set()
+        for i, criterion in enumerate(self.model.scoring.rubric):
+            path: Path_ = ("scoring", "rubric", i)
+            if criterion.id in seen:
+                self.report((*path, "id"), f"duplicate criterion id {criterion.id!r}")
+            seen.add(criterion.id)
+            if all(getattr(criterion, k) is None for k in ("tests", "check", "judge")):
+                self.report(path, f"criterion {criterion.id!r} needs tests, a check or a judge")
+            for j, item in enumerate(criterion.tests or []):
+                if item not in self.phase_ids:
+                    self._known_test(item, listings, (*path, "tests", j))
+
     def _calibration(self, listings: dict[str, dict[str, list[str]]]) -> None:
+        criteria = {c.id for c in self.model.scoring.rubric}
+        triggers = {t.id or f"trigger{i + 1}" for i, t in enumerate(self.model.triggers)}
+        for j, trigger in enumerate(self.model.calibration.expect_fired or []):
+            if trigger not in triggers:
+                known = ", ".join(sorted(triggers))
+                self.report(("calibration", "expect_fired", j), f"unknown trigger {trigger!r} ({known})")
         for i, variant in enumerate(self.model.calibration.broken):
             path: Path_ = ("calibration", "broken", i)
             if not (self.root / "solutions" / "broken" / variant.name).is_dir():
                 self.report((*path, "name"), f"missing folder solutions/broken/{variant.name}/")
+            if not variant.fails and not variant.fails_checks:
+                self.report(path, f"broken variant {variant.name!r} must declare fails: or fails_checks:")
+            for j, name in enumerate(variant.fails_checks):
+                if name not in criteria:
+                    listing = ", ".join(sorted(criteria)) or "none"
+                    self.report((*path, "fails_checks", j), f"unknown criterion {name!r} (rubric: {listing})")
             for j, test_id in enumerate(variant.fails):
-                phase = test_id.split("/", 1)[0]
-                if phase not in listings:
-                    if phase not in self.phase_ids:
-                        self.report((*path, "fails", j), f"{test_id!r} does not name a phase's test")
-                    continue
-                if not _known(test_id, listings[phase]):
-                    self.report((*path, "fails", j), f"no test {test_id!r} in {phase}'s hidden tests")
+                self._known_test(test_id, listings, (*path, "fails", j))
 
     def _allowed_paths(self) -> None:
         for i, pattern in enumerate(self.model.allowed_paths):

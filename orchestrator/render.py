@@ -28,9 +28,14 @@ def _headline(report: dict[str, Any]) -> str:
     run = report["run"]
     score = report["score"]
     verdict = "FULL SUCCESS" if score["full_success"] else "not a full success"
-    if score["total"] is None:
-        return f"no score — the run is {run['status'].upper()} (an environment failure, not the agent's)"
-    line = f"score {score['total'] * 100:.0f}% — {verdict}"
+    if run["status"] == "invalid":
+        return "no score — the run is INVALID (an environment failure, not the agent's)"
+    if score["critical_failures"]:
+        verdict = "CRITICAL FAILURE: " + ", ".join(score["critical_failures"]) + " (no score cancels it)"
+    total = "—" if score["total"] is None else f"{score['total'] * 100:.0f}%"
+    line = f"score {total} — {verdict}"
+    if score["incomplete"]:
+        line += " — some criteria could not be judged"
     if run["status"] != "completed":
         line += f" — run {run['status'].upper()}"
     return line
@@ -76,6 +81,8 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"| {name} | {phase['weight']:g} | {clock(phase['unlocked_at'])} | {phase['unlocked_by'] or '—'} "
             f"| {clock(phase['first_passed_at'])} | {tests} | {phase['score'] * 100:.0f}% |"
         )
+    if report.get("rubric"):
+        out += _rubric_markdown(report["rubric"])
     out += [
         "",
         "## Triggers",
@@ -108,6 +115,49 @@ def report_markdown(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _percent(score: float | None) -> str:
+    return "not judged" if score is None else f"{score * 100:.0f}%"
+
+
+def _rubric_markdown(rubric: list[dict[str, Any]]) -> list[str]:
+    out = ["", "## Rubric", "", "| criterion | weight | score | evidence |", "|---|---|---|---|"]
+    for criterion in rubric:
+        name = criterion["id"] + (f" — {criterion['title']}" if criterion["title"] else "")
+        score = _percent(criterion["score"])
+        if criterion["critical_failure"]:
+            score = f"**CRITICAL FAILURE** ({score})"
+        elif criterion["critical"]:
+            score += " (critical)"
+        findings = "; ".join(criterion["findings"][:5]) or "—"
+        if len(criterion["findings"]) > 5:
+            findings += f"; … {len(criterion['findings']) - 5} more"
+        weight = f"{criterion['weight']:g}" if criterion["weight"] else "reported"
+        out.append(f"| {name} | {weight} | {score} | {findings.replace('|', '/')} |")
+    for criterion in rubric:
+        data = criterion["data"]
+        if "stages" in data:
+            out += ["", f"### Quality curve ({criterion['id']})", ""]
+            out += ["| stage | lines | lint / 1,000 lines | worst complexity | unused abstractions |"]
+            out += ["|---|---|---|---|---|"]
+            for row in data["stages"]:
+                if not row["reached"]:
+                    out.append(f"| {row['phase']} | not reached | | | |")
+                    continue
+                out.append(
+                    f"| {row['phase']} | {row['lines']} | {row['findings_per_kloc']} | "
+                    f"{row['worst_complexity']} | {len(row['unused'])} |"
+                )
+        if data.get("survival") is not None:
+            out += [
+                "",
+                f"Code survival ({criterion['id']}): {data['survival']:.0%} of {data['phase_lines']} lines "
+                f"kept (target {data['target']:.0%}).",
+            ]
+        if data.get("judge"):
+            out += ["", f"Judge ({data['judge']['by']}) on {criterion['id']}: {data['judge']['reason']}"]
+    return out
+
+
 def print_summary(report: dict[str, Any], console: Console) -> None:
     """The end-of-run summary: one row per phase, then the triggers and the headline."""
     table = Table(
@@ -129,6 +179,18 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
             style=style,
         )
     console.print(table)
+    if report.get("rubric"):
+        rubric = Table(title="rubric", title_justify="left")
+        for column in ("criterion", "weight", "score"):
+            rubric.add_column(column, justify="left" if column == "criterion" else "right")
+        for criterion in report["rubric"]:
+            score = _percent(criterion["score"])
+            style = "green" if criterion["score"] == 1 else "red"
+            if criterion["critical_failure"]:
+                score, style = f"CRITICAL ({score})", "bold red"
+            weight = f"{criterion['weight']:g}" if criterion["weight"] else "reported"
+            rubric.add_row(criterion["id"], weight, score, style=style)
+        console.print(rubric)
     for trigger in report["triggers"]:
         mark = "[green]fired[/]" if trigger["fired"] else "[dim]not fired[/]"
         console.print(f"  trigger [bold]{trigger['id']}[/] {mark}: {trigger['cause']}")

@@ -33,6 +33,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     ended: dict[str, Any] | None = None
     graded: dict[str, Any] | None = None
     aborted: dict[str, Any] | None = None
+    rubric: list[dict[str, Any]] | None = None
     last_result: dict[str, Any] | None = None
     runs = turns = commits = 0
     exit_codes: list[int | None] = []
@@ -62,6 +63,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
                     first_pass.setdefault(phase["phase"], record["t"])
         elif kind == "session.aborted":
             aborted = record
+        elif kind == "session.scored":
+            rubric = record["criteria"]
         elif kind == "agent.turn_ended":
             turns += 1
             exit_codes.append(record.get("exit_code"))
@@ -74,21 +77,25 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     total_weight = sum(p.weight for p in challenge.phases) or 1.0
     score = sum(p.weight * row["score"] for p, row in zip(challenge.phases, phases, strict=True))
     reached = [row for row in phases if row["unlocked"]]
-    latest = reached[-1] if reached else None
-    earlier = reached[:-1]
-    changed = _fraction(latest["passed"], latest["total"]) if latest else _fraction(0, 0)
-    preserved = _fraction(sum(r["passed"] for r in earlier), sum(r["total"] for r in earlier))
+    changed, preserved = _changed_and_preserved(challenge, [r["id"] for r in reached], verdicts)
     status = "interrupted" if contents.torn else "completed"
     if aborted is not None:
         status = aborted["status"]
     elif ended is None:
         status = "interrupted"
     all_reached = len(reached) == len(phases)
+    critical = [c["id"] for c in rubric or [] if c["critical_failure"]]
     full = (
         status == "completed"
         and all_reached
         and all(r["total"] > 0 and r["passed"] == r["total"] for r in reached)
+        and all(c["score"] == 1 for c in rubric or [])
     )
+    total: float | None = round(score / total_weight, 4)
+    if rubric:
+        weighted = [c for c in rubric if c["weight"] > 0 and c["score"] is not None]
+        weights = sum(c["weight"] for c in weighted)
+        total = round(sum(c["weight"] * c["score"] for c in weighted) / weights, 4) if weights else None
     return {
         "report_version": REPORT_VERSION,
         "run": {
@@ -108,8 +115,10 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         },
         "score": {
             # An invalid run is an environment failure: it has no score, never a zero.
-            "total": None if status == "invalid" else round(score / total_weight, 4),
+            "total": None if status == "invalid" else total,
             "full_success": full,
+            "critical_failures": critical,
+            "incomplete": any(c["score"] is None for c in rubric or []),
             "changed": changed,
             "preserved": preserved,
             "graded_on": "final workspace"
@@ -119,6 +128,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "grading_detail": (final or {}).get("detail", ""),
         },
         "phases": phases,
+        "rubric": rubric,
         "triggers": [
             _trigger(t.id, challenge, fired, pending, delivered, unlocked) for t in challenge.spec.triggers
         ],
@@ -129,6 +139,28 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "exit_codes": exit_codes,
         },
     }
+
+
+def _changed_and_preserved(
+    challenge: Challenge, reached: list[str], verdicts: dict[str, dict[str, Any]]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The latest phase's own new tests vs everything that had to keep working."""
+    changed = [0, 0]
+    preserved = [0, 0]
+    for phase_id in reached:
+        kept = challenge.phase(phase_id).preserved
+        verdict = verdicts.get(phase_id, {})
+        if not verdict.get("tests"):  # counts without per-test verdicts
+            tally = changed if phase_id == reached[-1] else preserved
+            tally[0] += verdict.get("passed", 0)
+            tally[1] += verdict.get("passed", 0) + verdict.get("failed", 0)
+        for test in verdict.get("tests", []):
+            base = test["id"].split("[", 1)[0]
+            is_new = phase_id == reached[-1] and not any(base == k or base.startswith(k + "::") for k in kept)
+            tally = changed if is_new else preserved
+            tally[0] += test["outcome"] == "passed"
+            tally[1] += 1
+    return _fraction(*changed), _fraction(*preserved)
 
 
 def _phase(

@@ -27,9 +27,12 @@ import structlog
 
 from orchestrator.agents import Agent
 from orchestrator.challenge import Challenge
+from orchestrator.environments import EnvironmentFailure, environment_for
 from orchestrator.eventlog import EventLog, read_log
+from orchestrator.judge import Judge, RuleJudge
 from orchestrator.render import report_markdown
 from orchestrator.report import build_report
+from orchestrator.rubric import score_rubric
 from orchestrator.session import Outcome, Parts, Session, SessionView
 from orchestrator.testrun import PytestRunner
 from orchestrator.watcher import FsWatcher
@@ -102,6 +105,7 @@ async def run_challenge(
     agent: Agent,
     out: Path,
     *,
+    judge: Judge | None = None,
     step: float = 0.03,
     debounce: float = 0.3,
     on_change: Callable[[SessionView], None] | None = None,
@@ -116,19 +120,18 @@ async def run_challenge(
     try:
         try:
             workspace = Workspace.create(challenge.workspace, folder.workspace, folder.shadow)
-        except (GitError, OSError) as error:
+            baseline = await workspace.snapshot()
+            environment = await anyio.to_thread.run_sync(environment_for, challenge.model.requirements)
+        except (GitError, OSError, EnvironmentFailure) as error:
             # The environment failed, not the agent: the run is invalid, never a zero.
-            detail = f"could not set up the workspace: {error}"
+            detail = f"could not set up the run: {error}"
             log.append({"kind": "session.aborted", "status": "invalid", "detail": detail}, 0.0, sync=True)
             log.close()
-            return (
-                folder,
-                Outcome("invalid", None, detail, None, 0.0),
-                write_reports(challenge, folder),
-            )
+            return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
+        log.append({"kind": "workspace.created", "baseline": baseline, "python": environment.python}, 0.0)
         parts = Parts(
             repo=workspace,
-            runner=PytestRunner(challenge, workspace, folder.path / "scratch"),
+            runner=PytestRunner(challenge, workspace, folder.path / "scratch", python=environment.python),
             watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
             agent=agent,
         )
@@ -140,8 +143,14 @@ async def run_challenge(
             workspace=folder.workspace,
             on_change=on_change,
             logger=logger,
+            environment=environment,
         )
         outcome = await session.run()
+        if outcome.status != "invalid" and challenge.model.scoring.rubric:
+            scored = await score_rubric(
+                challenge, workspace, read_log(folder.log).records, judge or RuleJudge()
+            )
+            log.append({"kind": "session.scored", "criteria": scored}, log_time(folder), sync=True)
     except BaseException as error:
         stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
         record = {"kind": "session.aborted", "status": "interrupted" if stopped else "crashed"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import structlog
 
 from orchestrator.agents import Agent, AgentContext, AgentUnavailable, Mailbox, Message
 from orchestrator.challenge import Challenge
+from orchestrator.environments import Environment
 from orchestrator.eventlog import EventLog
 from orchestrator.testrun import TestRun, TestRunner
 from orchestrator.watcher import Watcher
@@ -116,6 +118,7 @@ class Session:
         workspace: Path,
         on_change: Callable[[SessionView], None] | None = None,
         logger: Any = None,
+        environment: Environment | None = None,
     ) -> None:
         self.challenge = challenge
         self.parts = parts
@@ -136,6 +139,7 @@ class Session:
         self._cache: dict[tuple[str, tuple[str, ...]], TestRun] = {}
         self._messages = 0
         self._unlocks = {t.id: t.unlocks for t in challenge.spec.triggers}
+        self.environment = environment or Environment(sys.executable)
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -260,6 +264,7 @@ class Session:
             emit=self._emit,
             turn_limit=self.challenge.model.limits.agent_turn,
             log=self._logger,
+            environment=self.environment,
         )
         await self.parts.agent.run(ctx, self.mailbox)
 

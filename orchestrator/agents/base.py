@@ -7,14 +7,16 @@ the agent's current turn ends; a message marked ``interrupt`` cancels the turn i
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
 
 from orchestrator.challenge import Challenge
+from orchestrator.environments import Environment
 from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered
 
 __all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]
@@ -46,6 +48,7 @@ class AgentContext:
     emit: Callable[[Event], None]
     turn_limit: float | None = None
     log: Any = None
+    environment: Environment = field(default_factory=lambda: Environment(sys.executable))
 
 
 class Mailbox:

@@ -2,8 +2,14 @@
 
 It needs no network and no key, which is what makes ``make demo``, the end-to-end tests
 and calibration possible. For each message whose trigger unlocks a phase (the briefing
-unlocks the first), it copies ``solutions/<variant>/<phase>/`` over the workspace, deletes
-what the folder's ``.delete`` file lists (one glob per line, for retractions), and commits.
+unlocks the first) it applies ``solutions/<variant>/<phase>/``:
+
+1. deletes the workspace files its ``.delete`` file lists (globs, one per line);
+2. copies the folder over the workspace (its dot-files stay behind);
+3. says what ``.transcript`` holds, as the agent's own words (for judges);
+4. commits, with ``.commit-message`` as the message (default ``Implement <phase>``);
+5. applies ``.followup/`` the same way as a second commit, if there is one.
+
 A broken variant falls back to the reference for phases it does not override.
 """
 
@@ -16,12 +22,20 @@ from pathlib import Path
 import anyio
 
 from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, TurnAgent
+from triggers import AgentOutput
 from triggers.globs import compile_glob
 
 __all__ = ["DELETE_LIST", "ScriptedAgent"]
 
 #: In a solution phase folder: globs of workspace files to delete before copying.
 DELETE_LIST = ".delete"
+#: What the scripted agent "says" when it applies the folder.
+TRANSCRIPT = ".transcript"
+#: The commit message for the folder.
+COMMIT_MESSAGE = ".commit-message"
+#: A folder applied as a second commit after this one.
+FOLLOWUP = ".followup"
+_NOT_COPIED = (DELETE_LIST, TRANSCRIPT, COMMIT_MESSAGE, FOLLOWUP)
 
 
 class ScriptedAgent(TurnAgent):
@@ -37,23 +51,31 @@ class ScriptedAgent(TurnAgent):
             raise AgentUnavailable(f"{ctx.challenge.id} has no solutions/{self.variant}/")
 
     async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
-        """Apply the solution of every phase these messages unlocked, then commit."""
-        applied = [m.phase for m in messages if m.phase and self._apply(ctx, m.phase)]
-        if applied:
-            await anyio.to_thread.run_sync(_commit, ctx.workspace, f"Implement {', '.join(applied)}")
+        """Apply the solution of every phase these messages unlocked, one commit per folder."""
+        for message in messages:
+            if not message.phase:
+                continue
+            source = ctx.challenge.solution(self.variant, message.phase)
+            if not source.is_dir():
+                source = ctx.challenge.solution("reference", message.phase)
+            while source.is_dir():
+                await self._apply(ctx, source, f"Implement {message.phase}")
+                source = source / FOLLOWUP
         return 0
 
-    def _apply(self, ctx: AgentContext, phase: str) -> bool:
-        source = ctx.challenge.solution(self.variant, phase)
-        if not source.is_dir():
-            source = ctx.challenge.solution("reference", phase)
-        if not source.is_dir():
-            return False
+    async def _apply(self, ctx: AgentContext, source: Path, default_message: str) -> None:
         deletions = source / DELETE_LIST
         if deletions.is_file():
             _delete(ctx.workspace, deletions.read_text().split())
-        shutil.copytree(source, ctx.workspace, dirs_exist_ok=True, ignore=shutil.ignore_patterns(DELETE_LIST))
-        return True
+        shutil.copytree(
+            source, ctx.workspace, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_NOT_COPIED)
+        )
+        transcript = source / TRANSCRIPT
+        if transcript.is_file():
+            ctx.emit(AgentOutput(0.0, transcript.read_text(encoding="utf-8")))
+        message_file = source / COMMIT_MESSAGE
+        message = message_file.read_text().strip() if message_file.is_file() else default_message
+        await anyio.to_thread.run_sync(_commit, ctx.workspace, message)
 
 
 def _delete(workspace: Path, patterns: list[str]) -> None:

@@ -46,6 +46,7 @@ def agent_env(ctx: AgentContext, message_file: str = "") -> dict[str, str]:
     }
     if message_file:
         env["CHANGEUP_MESSAGE_FILE"] = message_file
+    env = ctx.environment.agent_env(env)
     return env
 
 

@@ -246,6 +246,8 @@ async def test_report_from_the_log(tmp_path: Path) -> None:
     assert report["score"] == {
         "total": 1.0,
         "full_success": True,
+        "critical_failures": [],
+        "incomplete": False,
         "changed": {"passed": 2, "total": 2},
         "preserved": {"passed": 2, "total": 2},
         "graded_on": "final workspace",

@@ -1,0 +1,116 @@
+"""What checks look at, what they answer, and the tools they share (file selection, ruff, vulture)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from orchestrator.challenge import Challenge
+from triggers.globs import compile_glob
+
+__all__ = ["CheckResult", "Evidence", "LintFinding", "python_files", "ruff", "select_files", "vulture"]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A finished run, as files on disk: the final and baseline workspaces and phase snapshots."""
+
+    challenge: Challenge
+    final: Path
+    baseline: Path
+    #: phase id → the workspace as it was when that phase first passed
+    snapshots: dict[str, Path]
+    #: the agent's commits after the baseline, oldest first: (sha, subject)
+    commits: list[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """A check's score (0 to 1), its findings, and data for the report."""
+
+    score: float
+    findings: tuple[str, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LintFinding:
+    """One ruff diagnostic."""
+
+    path: str
+    line: int
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.code} {self.message}"
+
+
+def select_files(root: Path, paths: Sequence[str], exclude: Sequence[str]) -> list[Path]:
+    """Files under ``root`` matching any glob of ``paths`` and none of ``exclude``, sorted."""
+    include = [compile_glob(p) for p in paths]
+    leave = [compile_glob(p) for p in exclude]
+    chosen = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(".git/"):
+            continue
+        if any(g.match(relative) for g in include) and not any(g.match(relative) for g in leave):
+            chosen.append(path)
+    return chosen
+
+
+def python_files(root: Path, options: dict[str, Any]) -> list[Path]:
+    """The Python files a check covers: ``paths`` (default all) minus ``exclude`` (default tests)."""
+    return select_files(
+        root, options.get("paths", ["**/*.py"]), options.get("exclude", ["tests/**", "test_*.py"])
+    )
+
+
+async def ruff(root: Path, files: Sequence[Path], select: str, *config: str) -> list[LintFinding]:
+    """ruff's findings of the ``select`` rules in ``files``, ignoring any project configuration."""
+    py_files = [f for f in files if f.suffix == ".py"]
+    if not py_files:
+        return []
+    command = [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--exit-zero"]
+    command += ["--select", select, "--output-format", "json"]
+    for setting in config:
+        command += ["--config", setting]
+    done = await anyio.run_process([*command, *map(str, py_files)], check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"ruff failed: {done.stderr.decode(errors='replace')[-500:]}")
+    return [
+        LintFinding(
+            Path(item["filename"]).relative_to(root).as_posix(),
+            item["location"]["row"],
+            item["code"] or "",
+            item["message"],
+        )
+        for item in json.loads(done.stdout or b"[]")
+    ]
+
+
+_VULTURE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<message>.+?) \((?P<confidence>\d+)% confidence")
+
+
+async def vulture(root: Path, files: Sequence[Path], *, confidence: int = 60) -> list[str]:
+    """vulture's unused-code findings, as ``path:line: message``; decorated functions count as used."""
+    py_files = [f for f in files if f.suffix == ".py"]
+    if not py_files:
+        return []
+    command = [sys.executable, "-m", "vulture", f"--min-confidence={confidence}", "--ignore-decorators", "@*"]
+    done = await anyio.run_process([*command, *map(str, py_files)], check=False)
+    findings = []
+    for line in done.stdout.decode(errors="replace").splitlines():
+        match = _VULTURE.match(line)
+        if match:
+            relative = Path(match.group("path")).relative_to(root).as_posix()
+            findings.append(f"{relative}:{match.group('line')}: {match.group('message')}")
+    return findings

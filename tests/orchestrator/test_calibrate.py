@@ -1,0 +1,46 @@
+"""Calibration: the gate that says a challenge's graders can be trusted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+from orchestrator.calibrate import calibrate, exact_match
+from orchestrator.loader import load_challenge
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_exact_match() -> None:
+    """Declared ids must each catch a failure, and every failure must be declared."""
+    failing = ["p/t.py::a", "p/t.py::b[1]", "p/t.py::b[2]"]
+    assert exact_match(["p/t.py::a", "p/t.py::b"], failing) == ([], [])
+    assert exact_match(["p/t.py"], failing) == ([], [])
+    assert exact_match(["p/t.py::a"], failing) == ([], ["p/t.py::b"])
+    assert exact_match(["p/t.py::a", "p/t.py::c"], failing[:1]) == (["p/t.py::c"], [])
+
+
+@pytest.mark.slow
+def test_calibration_passes_for_a_sound_challenge_and_catches_a_wrong_declaration(tmp_path: Path) -> None:
+    """normalize-tags calibrates; the same challenge with a mis-declared variant does not."""
+    root = tmp_path / "normalize-tags"
+    shutil.copytree(REPO / "challenges" / "normalize-tags", root)
+    text = (root / "challenge.yaml").read_text()
+    wrong = text.replace(
+        "          - phase2/test_tags_dedupe.py::test_later_duplicate_dropped\n",
+        "          - phase2/test_tags_dedupe.py::test_case_is_kept\n",
+    )
+    assert wrong != text
+    (root / "challenge.yaml").write_text(wrong)
+    challenges = [load_challenge(REPO / "challenges" / "normalize-tags"), load_challenge(root)]
+    checks = anyio.run(lambda: calibrate(challenges, tmp_path / "out", trials=1))
+    sound = list(checks[: len(checks) // 2])
+    assert all(c.ok for c in sound), [c for c in sound if not c.ok]
+    miss = next(c for c in checks[len(checks) // 2 :] if c.run == "broken/duplicates-kept")
+    assert not miss.ok
+    assert "did not fail phase2/test_tags_dedupe.py::test_case_is_kept" in miss.got
+    assert "also failed phase2/test_tags_dedupe.py::test_later_duplicate_dropped" in miss.got
+    assert (tmp_path / "out" / "calibration.json").is_file()
