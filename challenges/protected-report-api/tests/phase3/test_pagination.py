@@ -1,0 +1,158 @@
+"""Phase 3 (pagination): ?page_size=N and ?page=K, with page, page_size and total."""
+
+import sqlite3
+
+import pytest
+from app import create_app
+from fastapi.testclient import TestClient
+
+SCHEMA = """
+CREATE TABLE users (
+    username TEXT PRIMARY KEY,
+    tenant   TEXT NOT NULL,
+    token    TEXT NOT NULL UNIQUE
+);
+CREATE TABLE reports (
+    id           INTEGER PRIMARY KEY,
+    tenant       TEXT NOT NULL,
+    report_date  TEXT NOT NULL,
+    title        TEXT NOT NULL,
+    amount_cents INTEGER NOT NULL
+);
+"""
+USERS = [
+    ("ana", "acme", "tok-ana-51c2"),
+    ("raj", "acme", "tok-raj-08de"),
+    ("bo", "globex", "tok-bo-77a1"),
+]
+# acme: ids 1, 2, 4, 5, 7 (2 and 5 share a date); globex: ids 3, 6, 8.
+REPORTS = [
+    (1, "acme", "2024-03-05", "March usage", 120000),
+    (2, "acme", "2024-01-15", "January usage", 98000),
+    (3, "globex", "2024-02-01", "February usage", 45000),
+    (4, "acme", "2024-02-20", "February usage", 101000),
+    (5, "acme", "2024-01-15", "January credit", -5000),
+    (6, "globex", "2024-01-01", "January usage", 39000),
+    (7, "acme", "2024-04-01", "April usage", 130000),
+    (8, "globex", "2024-05-01", "May usage", 52000),
+]
+ANA = {"Authorization": "Bearer tok-ana-51c2"}
+UNKNOWN = {"Authorization": "Bearer tok-nobody-0000"}
+ACME_IDS = {1, 2, 4, 5, 7}
+
+
+def make_client(tmp_path, extra_reports=()):
+    """A client of the app on a fresh database holding USERS and REPORTS."""
+    path = tmp_path / "reports.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    conn.executemany("INSERT INTO users (username, tenant, token) VALUES (?, ?, ?)", USERS)
+    conn.executemany(
+        "INSERT INTO reports (id, tenant, report_date, title, amount_cents) VALUES (?, ?, ?, ?, ?)",
+        [*REPORTS, *extra_reports],
+    )
+    conn.commit()
+    conn.close()
+    return TestClient(create_app(str(path)))
+
+
+@pytest.fixture
+def client(tmp_path):
+    """A client on the standard data set."""
+    return make_client(tmp_path)
+
+
+def export(client, params=None, headers=ANA):
+    """GET /reports/export, as ana (acme) unless other headers are given."""
+    return client.get("/reports/export", params=params or {}, headers=headers)
+
+
+def ids(response):
+    """The report ids of an export response, in order."""
+    return [row["id"] for row in response.json()["reports"]]
+
+
+# 60 more acme reports (ids 101-160), for the default and the maximum page size.
+MANY = [(100 + i, "acme", f"2023-{1 + i % 12:02d}-{1 + i % 28:02d}", f"Item {i}", i) for i in range(1, 61)]
+
+
+def test_page_size_limits_the_page(client):
+    """page_size=2 returns the first two reports."""
+    r = export(client, {"page_size": "2"})
+    assert r.status_code == 200
+    assert ids(r) == [1, 2]
+
+
+def test_second_page(client):
+    """page=2 returns the next page_size reports."""
+    r = export(client, {"page_size": "2", "page": "2"})
+    assert ids(r) == [4, 5]
+
+
+def test_last_page_may_be_short(client):
+    """The last page holds what is left."""
+    r = export(client, {"page_size": "2", "page": "3"})
+    assert ids(r) == [7]
+
+
+def test_page_past_the_end_is_empty(client):
+    """A page after the last one is a 200 with no reports."""
+    r = export(client, {"page_size": "2", "page": "4"})
+    assert (r.status_code, r.json()["reports"]) == (200, [])
+
+
+def test_page_metadata(client):
+    """The response adds page, page_size and total, and keeps tenant."""
+    body = export(client, {"page_size": "2", "page": "2"}).json()
+    meta = {key: body.get(key) for key in ("tenant", "page", "page_size", "total")}
+    assert meta == {"tenant": "acme", "page": 2, "page_size": 2, "total": 5}
+
+
+def test_total_counts_filtered_reports(client):
+    """total counts the reports the filters select, across all pages."""
+    body = export(client, {"from": "2024-02-01", "page_size": "1"}).json()
+    assert body.get("total") == 3
+
+
+def test_total_counts_only_own_reports(client):
+    """total counts the caller's tenant's reports only."""
+    body = export(client, {"page_size": "1"}).json()
+    assert body.get("total") == 5
+
+
+def test_pagination_applies_after_sorting(client):
+    """Pages are cut from the sorted list."""
+    r = export(client, {"sort": "date", "order": "desc", "page_size": "2", "page": "2"})
+    assert ids(r) == [4, 2]
+
+
+def test_default_page_size_is_50(tmp_path):
+    """Without page_size, a page holds 50 reports."""
+    client = make_client(tmp_path, MANY)
+    body = export(client).json()
+    assert len(body["reports"]) == 50
+    meta = {key: body.get(key) for key in ("page", "page_size", "total")}
+    assert meta == {"page": 1, "page_size": 50, "total": 65}
+
+
+def test_page_size_100_is_allowed(tmp_path):
+    """page_size may be as large as 100."""
+    client = make_client(tmp_path, MANY)
+    body = export(client, {"page_size": "100"}).json()
+    assert (len(body["reports"]), body.get("page_size")) == (65, 100)
+
+
+@pytest.mark.parametrize("value", ["0", "101", "-3", "ten", "2.5"])
+def test_invalid_page_size_is_400(client, value):
+    """page_size must be an integer from 1 to 100: error invalid_page_size, parameter page_size."""
+    r = export(client, {"page_size": value})
+    assert r.status_code == 400
+    assert (r.json().get("error"), r.json().get("parameter")) == ("invalid_page_size", "page_size")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "first"])
+def test_invalid_page_is_400(client, value):
+    """page must be an integer of at least 1: error invalid_page, parameter page."""
+    r = export(client, {"page_size": "2", "page": value})
+    assert r.status_code == 400
+    assert (r.json().get("error"), r.json().get("parameter")) == ("invalid_page", "page")

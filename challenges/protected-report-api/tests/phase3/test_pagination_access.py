@@ -1,0 +1,102 @@
+"""Phase 3 (pagination): paging does not open the export to anyone else."""
+
+import sqlite3
+
+import pytest
+from app import create_app
+from fastapi.testclient import TestClient
+
+SCHEMA = """
+CREATE TABLE users (
+    username TEXT PRIMARY KEY,
+    tenant   TEXT NOT NULL,
+    token    TEXT NOT NULL UNIQUE
+);
+CREATE TABLE reports (
+    id           INTEGER PRIMARY KEY,
+    tenant       TEXT NOT NULL,
+    report_date  TEXT NOT NULL,
+    title        TEXT NOT NULL,
+    amount_cents INTEGER NOT NULL
+);
+"""
+USERS = [
+    ("ana", "acme", "tok-ana-51c2"),
+    ("raj", "acme", "tok-raj-08de"),
+    ("bo", "globex", "tok-bo-77a1"),
+]
+# acme: ids 1, 2, 4, 5, 7 (2 and 5 share a date); globex: ids 3, 6, 8.
+REPORTS = [
+    (1, "acme", "2024-03-05", "March usage", 120000),
+    (2, "acme", "2024-01-15", "January usage", 98000),
+    (3, "globex", "2024-02-01", "February usage", 45000),
+    (4, "acme", "2024-02-20", "February usage", 101000),
+    (5, "acme", "2024-01-15", "January credit", -5000),
+    (6, "globex", "2024-01-01", "January usage", 39000),
+    (7, "acme", "2024-04-01", "April usage", 130000),
+    (8, "globex", "2024-05-01", "May usage", 52000),
+]
+ANA = {"Authorization": "Bearer tok-ana-51c2"}
+UNKNOWN = {"Authorization": "Bearer tok-nobody-0000"}
+ACME_IDS = {1, 2, 4, 5, 7}
+
+
+def make_client(tmp_path, extra_reports=()):
+    """A client of the app on a fresh database holding USERS and REPORTS."""
+    path = tmp_path / "reports.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    conn.executemany("INSERT INTO users (username, tenant, token) VALUES (?, ?, ?)", USERS)
+    conn.executemany(
+        "INSERT INTO reports (id, tenant, report_date, title, amount_cents) VALUES (?, ?, ?, ?, ?)",
+        [*REPORTS, *extra_reports],
+    )
+    conn.commit()
+    conn.close()
+    return TestClient(create_app(str(path)))
+
+
+@pytest.fixture
+def client(tmp_path):
+    """A client on the standard data set."""
+    return make_client(tmp_path)
+
+
+def export(client, params=None, headers=ANA):
+    """GET /reports/export, as ana (acme) unless other headers are given."""
+    return client.get("/reports/export", params=params or {}, headers=headers)
+
+
+def ids(response):
+    """The report ids of an export response, in order."""
+    return [row["id"] for row in response.json()["reports"]]
+
+
+def test_paged_export_without_token_is_401(client):
+    """No credentials: 401, whatever the page."""
+    r = export(client, {"page_size": "2", "page": "1"}, headers={})
+    assert r.status_code == 401
+
+
+def test_paged_export_with_unknown_token_is_401(client):
+    """An unknown token: 401, whatever the page."""
+    r = export(client, {"page_size": "100"}, headers=UNKNOWN)
+    assert r.status_code == 401
+
+
+def test_invalid_page_size_without_token_is_401(client):
+    """No credentials: 401, even with an out-of-range page_size."""
+    r = export(client, {"page_size": "0"}, headers={})
+    assert r.status_code == 401
+
+
+def test_paged_export_of_other_tenant_is_403(client):
+    """Asking for another tenant's reports, one page at a time: 403."""
+    r = export(client, {"tenant": "globex", "page_size": "2"})
+    assert r.status_code == 403
+
+
+def test_largest_page_lists_only_own_reports(client):
+    """The largest page holds the caller's tenant's reports and nothing else."""
+    r = export(client, {"page_size": "100"})
+    assert set(ids(r)) == ACME_IDS

@@ -1,0 +1,18 @@
+"""The blog service: posts, threaded comments and full-text search."""
+
+from fastapi import FastAPI
+
+from blog import comments, posts, search
+from blog.db import init_db
+
+__all__ = ["create_app"]
+
+
+def create_app(db_path: str) -> FastAPI:
+    """Build the blog app on the SQLite database file at ``db_path`` (created if missing)."""
+    init_db(db_path)
+    app = FastAPI(title="Blog")
+    app.state.db_path = db_path
+    for module in (posts, comments, search):
+        app.include_router(module.router)
+    return app
