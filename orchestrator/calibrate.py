@@ -18,7 +18,9 @@ import anyio
 from orchestrator.agents import ScriptedAgent
 from orchestrator.challenge import Challenge
 from orchestrator.environments import EnvironmentFailure, environment_for
+from orchestrator.eventlog import read_log
 from orchestrator.judge import Judge, RuleJudge
+from orchestrator.replay import replay_records
 from orchestrator.runs import RunFolder, run_challenge
 from orchestrator.testrun import PytestRunner
 from orchestrator.workspace import Workspace
@@ -155,7 +157,14 @@ async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Che
         variant = "reference" if label.startswith("reference") else label
         folder, _, report = await run_challenge(challenge, ScriptedAgent(variant), out, judge=judge)
         if label.startswith("broken/"):
-            return _broken_check(challenge, label.removeprefix("broken/"), report, folder.path)
-        return _reference_check(challenge, report, label, folder.path)
+            check = _broken_check(challenge, label.removeprefix("broken/"), report, folder.path)
+        else:
+            check = _reference_check(challenge, report, label, folder.path)
+        # Every recorded run must replay: the engine re-decides it exactly.
+        divergence = replay_records(challenge.spec, read_log(folder.log).records).divergence
+        if divergence is not None:
+            got = f"{check.got}; replay diverges at seq {divergence.seq}: {divergence.reason}"
+            return Check(check.challenge, check.run, check.expected, got, False, check.folder)
+        return check
     except EnvironmentFailure as error:
         return Check(challenge.id, label, "an environment to run in", f"invalid: {error}", False)

@@ -148,7 +148,7 @@ class Judged(_Strict):
 class Criterion(_Strict):
     """One row of a pattern's rubric: evidence from tests, a built-in check, or a judge."""
 
-    id: Identifier
+    id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")
     title: str = ""
     weight: float = Field(0.0, ge=0, description="Share of the total; 0 reports without scoring.")
     tests: list[str] | None = Field(

@@ -16,14 +16,17 @@ from rich.text import Text
 
 from orchestrator.agents import SPEC_HELP, AgentSpecError, parse_agent
 from orchestrator.calibrate import Check, calibrate
-from orchestrator.challenge import ChallengeFile
+from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
+from orchestrator.eventlog import EventLogError, LogContents, read_log
 from orchestrator.judge import JudgeSpecError, parse_judge
 from orchestrator.loader import ChallengeError, load_challenge, validate
 from orchestrator.render import clock, print_summary
-from orchestrator.runs import RunFolder, run_challenge, write_reports
+from orchestrator.replay import replay_records
+from orchestrator.runs import RunFolder, open_run, run_challenge, write_reports
 from orchestrator.scaffold import SCAFFOLDS, ScaffoldError, scaffold
 from orchestrator.session import SessionView
+from orchestrator.timeline import describe, lines, play
 
 __all__ = ["main"]
 
@@ -307,6 +310,113 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     misses = [c for c in checks if not c.ok]
     console.print(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}")
     sys.exit(1 if misses else 0)
+
+
+def _recorded(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogContents, Challenge]:
+    """A run folder's log and the challenge to read it against (as recorded, or another version)."""
+    folder = open_run(run)
+    try:
+        contents = read_log(folder.log)
+    except EventLogError as error:
+        raise click.ClickException(str(error)) from None
+    path = challenge_path or Path(str(contents.header.get("challenge_path", "")))
+    try:
+        challenge = load_challenge(path)
+    except ChallengeError as error:
+        raise click.ClickException(f"cannot load the challenge {path}:\n{error}") from None
+    if contents.torn:
+        click.echo("warning: the log's last line is torn (the run was interrupted); it is left out", err=True)
+    if challenge.digest != contents.header.get("challenge_sha256"):
+        click.echo(f"note: {challenge.root} has changed since the run (its sha256 differs)", err=True)
+    return folder, contents, challenge
+
+
+@cli.command("replay")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option(
+    "--challenge", "challenge_path", type=click.Path(path_type=Path), help="Another version of the challenge."
+)
+@click.option("--speed", type=float, help="Re-enact the timeline in the terminal at SPEED times its pace.")
+@click.option("--context", default=3, show_default=True, help="Records shown around a divergence.")
+def replay_command(run: Path, challenge_path: Path | None, speed: float | None, context: int) -> None:
+    """Re-decide every trigger of a recorded run and check the log agrees.
+
+    RUN is a run folder (or its events.jsonl). Every recorded event is fed to the current
+    engine; its decisions (triggers pending and fired, phases unlocked, messages queued,
+    tests requested, the session's end) must equal the recorded ones. Exits 0 when they
+    agree, 1 at the first divergence, which is shown with the events around it.
+
+    \b
+    Examples:
+      changeup replay runs/export-time-20261129-101500-scripted-reference
+      changeup replay runs/export-time-... --speed 10     # watch it again, 10x faster
+    """
+    _, contents, challenge = _recorded(run, challenge_path)
+    console = Console(highlight=False)
+    if speed is not None:
+        if speed <= 0:
+            raise click.BadParameter("must be above 0", param_hint="--speed")
+        play(contents.records, speed, lambda style, text: console.print(text, style=style), time.sleep)
+        return
+    result = replay_records(challenge.spec, contents.records, torn=contents.torn)
+    if result.divergence is None:
+        console.print(
+            f"[green]agrees[/]: replayed {result.events} events; "
+            f"all {result.decisions} decisions match the log"
+        )
+        return
+    divergence = result.divergence
+    console.print(f"[red]diverges[/] at seq {divergence.seq}: {divergence.reason}")
+    console.print("recorded:")
+    for record in divergence.expected or [{"kind": "(no decision)"}]:
+        console.print(f"  {json.dumps(record)}")
+    console.print("the engine now decides:")
+    for record in divergence.got or [{"kind": "(no decision)"}]:
+        console.print(f"  {json.dumps(record)}")
+    console.print("around it:")
+    for record in contents.records:
+        if abs(record["seq"] - divergence.seq) <= context:
+            shown = describe(record, verbose=True)
+            mark = "→" if record["seq"] == divergence.seq else " "
+            text = shown[1] if shown else record["kind"]
+            console.print(f" {mark} seq {record['seq']:>5}  {clock(record['t'])}  {text}")
+    sys.exit(1)
+
+
+@cli.command("show")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--follow", "-f", is_flag=True, help="Keep showing new records of a live run until it ends.")
+@click.option("--all", "verbose", is_flag=True, help="Also show agent output, clock ticks and test requests.")
+def show_command(run: Path, follow: bool, verbose: bool) -> None:
+    """The timeline of a run: messages, triggers and their causes, test runs, commits, turns.
+
+    \b
+    Example:
+      changeup show runs/export-time-20261129-101500-scripted-reference
+      changeup show runs/<live run> --follow
+    """
+    folder = open_run(run)
+    console = Console(highlight=False)
+    seen = 0
+    while True:
+        try:
+            contents = read_log(folder.log)
+        except EventLogError as error:
+            raise click.ClickException(str(error)) from None
+        if seen == 0:
+            header = contents.header
+            console.print(
+                f"[bold]{header.get('challenge')}[/] with [bold]{header.get('agent')}[/], "
+                f"started {header.get('started_at')}"
+            )
+        fresh = contents.records[seen:]
+        seen = len(contents.records)
+        for _, style, text in lines(fresh, verbose=verbose):
+            console.print(text, style=style)
+        finished = any(r["kind"] in ("session.graded", "session.aborted", "session.scored") for r in fresh)
+        if not follow or finished:
+            return
+        time.sleep(0.5)
 
 
 def main() -> None:

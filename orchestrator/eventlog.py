@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMAT", "VERSION", "EventLog", "EventLogError", "LogContents", "read_log", "repair"]
+__all__ = ["FORMAT", "VERSION", "EventLog", "EventLogError", "LogContents", "LogReader", "read_log", "repair"]
 
 FORMAT = "changeup-events"
 VERSION = 1
@@ -114,37 +114,74 @@ def repair(path: Path) -> bool:
         return True
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with path.open("rb") as handle:
-        yield from enumerate(handle, start=1)
+class LogReader:
+    """Streams a log's records; the header is checked on opening, ``torn`` is known at the end."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            raise EventLogError(f"{path}: no event log here")
+        self.path = path
+        self.torn = False
+        # Text mode: json.loads on str skips the encoding sniffing it does for bytes.
+        self._handle = path.open("r", encoding="utf-8", newline="\n")
+        try:
+            first = self._handle.readline()
+        except UnicodeDecodeError:
+            self._handle.close()
+            raise EventLogError(f"{path}:1: not UTF-8 text") from None
+        if not first:
+            self._handle.close()
+            raise EventLogError(f"{path}: empty log (no header line)")
+        if not first.endswith("\n"):
+            self._handle.close()
+            raise EventLogError(f"{path}:1: the header line is torn; nothing was recorded")
+        try:
+            self.header = _check_header(path, self._object(1, first))
+        except EventLogError:
+            self._handle.close()
+            raise
+
+    def _object(self, number: int, raw: str) -> dict[str, Any]:
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            self._handle.close()
+            raise EventLogError(f"{self.path}:{number}: not a JSON line ({error})") from None
+        if not isinstance(obj, dict):
+            self._handle.close()
+            raise EventLogError(f"{self.path}:{number}: expected a JSON object")
+        return obj
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        loads = json.loads
+        number = 1
+        with self._handle:
+            try:
+                for raw in self._handle:
+                    number += 1
+                    if raw[-1:] != "\n":
+                        self.torn = True
+                        return
+                    try:
+                        obj = loads(raw)
+                        kind, seq = obj["kind"], obj["seq"]
+                    except (ValueError, TypeError, KeyError):
+                        obj = self._object(number, raw)
+                        raise EventLogError(
+                            f"{self.path}:{number}: a record needs 'seq' and 'kind'"
+                        ) from None
+                    if type(kind) is not str or type(seq) is not int:
+                        raise EventLogError(f"{self.path}:{number}: a record needs 'seq' and 'kind'")
+                    yield obj
+            except UnicodeDecodeError:
+                raise EventLogError(f"{self.path}:{number + 1}: not UTF-8 text") from None
 
 
 def read_log(path: Path) -> LogContents:
     """Read a whole log; a torn last line is dropped (``torn``), any other fault is an error."""
-    if not path.is_file():
-        raise EventLogError(f"{path}: no event log here")
-    header: dict[str, Any] | None = None
-    records: list[dict[str, Any]] = []
-    torn = False
-    for number, raw in _lines(path):
-        if not raw.endswith(b"\n"):
-            torn = True
-            break
-        try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise EventLogError(f"{path}:{number}: not a JSON line ({error})") from None
-        if not isinstance(obj, dict):
-            raise EventLogError(f"{path}:{number}: expected a JSON object")
-        if header is None:
-            header = _check_header(path, obj)
-            continue
-        if not isinstance(obj.get("kind"), str) or not isinstance(obj.get("seq"), int):
-            raise EventLogError(f"{path}:{number}: a record needs 'seq' and 'kind'")
-        records.append(obj)
-    if header is None:
-        raise EventLogError(f"{path}: empty log (no header line)")
-    return LogContents(header, records, torn)
+    reader = LogReader(path)
+    records = list(reader)
+    return LogContents(reader.header, records, reader.torn)
 
 
 def _check_header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:

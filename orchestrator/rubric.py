@@ -19,7 +19,7 @@ from orchestrator.workspace import Workspace
 
 __all__ = ["collect_evidence_text", "passing_share", "score_rubric"]
 
-_NOTES = (".md", ".txt", ".rst")
+_NOTES = (".md", ".rst")  # not .txt: requirements.txt is no note
 
 
 def passing_share(items: list[str], phases: list[dict[str, Any]]) -> tuple[float, list[str]]:

@@ -29,6 +29,7 @@ from orchestrator.agents import Agent
 from orchestrator.challenge import Challenge
 from orchestrator.environments import EnvironmentFailure, environment_for
 from orchestrator.eventlog import EventLog, read_log
+from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
 from orchestrator.render import report_markdown
 from orchestrator.report import build_report
@@ -38,7 +39,7 @@ from orchestrator.testrun import PytestRunner
 from orchestrator.watcher import FsWatcher
 from orchestrator.workspace import GitError, Workspace
 
-__all__ = ["RunFolder", "run_challenge", "write_reports"]
+__all__ = ["RunFolder", "open_run", "run_challenge", "write_reports"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +94,12 @@ def _header(challenge: Challenge, agent: Agent) -> dict[str, Any]:
 
 
 def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> dict[str, Any]:
-    """Build the report from the log and write ``<name>.json`` and ``<name>.md``."""
-    report = build_report(challenge, read_log(folder.log))
+    """Build the report from the log; write ``<name>.json``, ``<name>.md`` and ``<name>.html``."""
+    contents = read_log(folder.log)
+    report = build_report(challenge, contents)
     (folder.path / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
     (folder.path / f"{name}.md").write_text(report_markdown(report))
+    (folder.path / f"{name}.html").write_text(report_html(report, contents.records))
     return report
 
 
@@ -161,6 +164,12 @@ async def run_challenge(
         shutil.rmtree(folder.path / "scratch", ignore_errors=True)
     report = write_reports(challenge, folder)
     return folder, outcome, report
+
+
+def open_run(path: Path) -> RunFolder:
+    """The run folder at ``path`` (the folder, or its ``events.jsonl``)."""
+    folder = path.parent if path.name == "events.jsonl" else path
+    return RunFolder(folder.resolve())
 
 
 def log_time(folder: RunFolder) -> float:

@@ -15,7 +15,16 @@ import anyio
 from orchestrator.challenge import Challenge
 from triggers.globs import compile_glob
 
-__all__ = ["CheckResult", "Evidence", "LintFinding", "python_files", "ruff", "select_files", "vulture"]
+__all__ = [
+    "CheckResult",
+    "Evidence",
+    "LintFinding",
+    "python_files",
+    "ruff",
+    "select_files",
+    "test_users",
+    "vulture",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +92,12 @@ async def ruff(root: Path, files: Sequence[Path], select: str, *config: str) -> 
     command += ["--select", select, "--output-format", "json"]
     for setting in config:
         command += ["--config", setting]
-    done = await anyio.run_process([*command, *map(str, py_files)], check=False)
+    done = await anyio.run_process([*command, *map(str, py_files)], cwd=root, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"ruff failed: {done.stderr.decode(errors='replace')[-500:]}")
     return [
         LintFinding(
-            Path(item["filename"]).relative_to(root).as_posix(),
+            Path(item["filename"]).resolve().relative_to(root.resolve()).as_posix(),
             item["location"]["row"],
             item["code"] or "",
             item["message"],
@@ -100,17 +109,37 @@ async def ruff(root: Path, files: Sequence[Path], select: str, *config: str) -> 
 _VULTURE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<message>.+?) \((?P<confidence>\d+)% confidence")
 
 
-async def vulture(root: Path, files: Sequence[Path], *, confidence: int = 60) -> list[str]:
-    """vulture's unused-code findings, as ``path:line: message``; decorated functions count as used."""
+async def vulture(
+    root: Path, files: Sequence[Path], *, users: Sequence[Path] = (), confidence: int = 60
+) -> list[str]:
+    """vulture's unused-code findings in ``files``, as ``path:line: message``.
+
+    ``users`` are read too but never reported on: code that only tests call (the workspace's
+    own tests, the hidden tests) counts as used. Decorated functions count as used.
+    """
     py_files = [f for f in files if f.suffix == ".py"]
     if not py_files:
         return []
+    readers = [f for f in users if f.suffix == ".py" and f not in py_files]
     command = [sys.executable, "-m", "vulture", f"--min-confidence={confidence}", "--ignore-decorators", "@*"]
-    done = await anyio.run_process([*command, *map(str, py_files)], check=False)
+    done = await anyio.run_process([*command, *map(str, [*py_files, *readers])], cwd=root, check=False)
+    reported = {path.resolve() for path in py_files}
     findings = []
     for line in done.stdout.decode(errors="replace").splitlines():
         match = _VULTURE.match(line)
-        if match:
-            relative = Path(match.group("path")).relative_to(root).as_posix()
+        if match and (root / match.group("path")).resolve() in reported:
+            relative = (root / match.group("path")).resolve().relative_to(root.resolve()).as_posix()
             findings.append(f"{relative}:{match.group('line')}: {match.group('message')}")
     return findings
+
+
+def test_users(evidence: Evidence, root: Path) -> list[Path]:
+    """Files whose uses of the code count: the workspace's own tests and the hidden tests."""
+    own = select_files(root, ["tests/**/*.py", "**/test_*.py", "**/*_test.py", "**/conftest.py"], [])
+    hidden = [
+        path
+        for phase in evidence.challenge.phases
+        if phase.tests.is_dir()
+        for path in phase.tests.rglob("*.py")
+    ]
+    return own + hidden

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from orchestrator.checks.base import CheckResult, Evidence, python_files, ruff, vulture
+from orchestrator.checks.base import CheckResult, Evidence, python_files, ruff, test_users, vulture
 
 __all__ = ["code_survival", "quality_curve", "source_lines"]
 
@@ -59,7 +59,7 @@ async def quality_curve(evidence: Evidence, options: dict[str, Any]) -> CheckRes
         if root is None:
             rows.append({"phase": phase.id, "reached": False})
             continue
-        row = await _stage(root, options)
+        row = await _stage(root, options, test_users(evidence, root))
         row["phase"] = phase.id
         row["reached"] = True
         problems = []
@@ -77,7 +77,7 @@ async def quality_curve(evidence: Evidence, options: dict[str, Any]) -> CheckRes
     return CheckResult(score, tuple(findings), {"stages": rows, "limits": limits})
 
 
-async def _stage(root: Path, options: dict[str, Any]) -> dict[str, Any]:
+async def _stage(root: Path, options: dict[str, Any], users: list[Path]) -> dict[str, Any]:
     files = python_files(root, options)
     lines = sum(source_lines(root, options).values())
     lint = await ruff(root, files, "E,F,W,B,SIM,C901", "lint.mccabe.max-complexity=0")
@@ -88,7 +88,7 @@ async def _stage(root: Path, options: dict[str, Any]) -> dict[str, Any]:
     ]
     other = [f for f in lint if f.code != "C901"]
     worst, where = max(complexities, default=(0, ""))
-    unused = [u for u in await vulture(root, files) if "unused import" not in u]
+    unused = [u for u in await vulture(root, files, users=users) if "unused import" not in u]
     unused += _lonely_abstractions(files, root)
     return {
         "lines": lines,

@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from orchestrator.checks.base import CheckResult, Evidence, python_files, ruff, select_files, vulture
+from orchestrator.checks.base import (
+    CheckResult,
+    Evidence,
+    python_files,
+    ruff,
+    select_files,
+    test_users,
+    vulture,
+)
 
 __all__ = ["absent", "clean_history", "dead_code"]
 
@@ -40,7 +48,8 @@ async def dead_code(evidence: Evidence, options: dict[str, Any]) -> CheckResult:
     """Unused imports, variables (ruff F401/F811/F841) and code (vulture): 1, less 0.25 a finding."""
     files = python_files(evidence.final, options)
     lint = await ruff(evidence.final, files, "F401,F811,F841")
-    unused = await vulture(evidence.final, files, confidence=int(options.get("confidence", 60)))
+    users = test_users(evidence, evidence.final)
+    unused = await vulture(evidence.final, files, users=users, confidence=int(options.get("confidence", 60)))
     findings = [str(f) for f in lint]
     reported = {f"{f.path}:{f.line}" for f in lint}  # vulture repeats ruff's unused imports
     findings += [u for u in unused if u.split(": ", 1)[0] not in reported]

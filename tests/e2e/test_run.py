@@ -15,6 +15,7 @@ import pytest
 
 from orchestrator.eventlog import read_log
 from orchestrator.loader import load_challenge
+from orchestrator.replay import replay_records
 
 pytestmark = pytest.mark.slow
 
@@ -43,6 +44,9 @@ def run(
     assert len(folders) == 1, done.stderr
     folder = folders[0]
     report = json.loads((folder / "report.json").read_text()) if (folder / "report.json").exists() else {}
+    # Every recorded run replays: the engine re-decides it exactly as logged.
+    spec = load_challenge(challenge).spec
+    assert replay_records(spec, read_log(folder / "events.jsonl").records).divergence is None
     return done, folder, report
 
 

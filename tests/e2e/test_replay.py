@@ -1,0 +1,131 @@
+"""replay, show and playback on real recorded runs, and on logs damaged by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def changeup(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real run of export-time with the reference."""
+    out = tmp_path_factory.mktemp("runs")
+    done = changeup("run", "challenges/export-time", "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    return next(out.iterdir())
+
+
+def copy_log(recorded: Path, tmp_path: Path, lines: list[str]) -> Path:
+    """A run folder holding ``lines`` as its log."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "events.jsonl").write_text("".join(lines))
+    return folder
+
+
+def test_replay_agrees(recorded: Path) -> None:
+    """The recorded run replays with every decision matching."""
+    done = changeup("replay", str(recorded))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agrees" in done.stdout
+
+
+def test_edited_test_result_diverges_at_exactly_that_event(recorded: Path, tmp_path: Path) -> None:
+    """Turning the passing phase-1 result into a failure makes replay diverge there."""
+    lines = (recorded / "events.jsonl").read_text().splitlines(keepends=True)
+    records = [json.loads(line) for line in lines]
+    fired = next(r for r in records[1:] if r["kind"] == "trigger.fired")
+    index, cause = next(
+        (i, r)
+        for i, r in enumerate(records)
+        if i > 0 and r["kind"] == "tests.result" and r["seq"] == fired["seq"] - 1
+    )
+    cause["phases"][0]["passed"] -= 1
+    cause["phases"][0]["failed"] += 1
+    lines[index] = json.dumps(cause) + "\n"
+    done = changeup("replay", str(copy_log(recorded, tmp_path, lines)))
+    assert done.returncode == 1
+    assert f"diverges at seq {cause['seq']}" in done.stdout
+    assert f"→ seq {cause['seq']:>5}" in done.stdout
+    assert "trigger.fired" in done.stdout
+
+
+def test_truncated_log_replays_what_is_complete(recorded: Path, tmp_path: Path) -> None:
+    """A log cut mid-line: a warning, and the complete part replays."""
+    text = (recorded / "events.jsonl").read_text()
+    cut = text[: text.index('"kind":"session.ended"') + 10]
+    done = changeup("replay", str(copy_log(recorded, tmp_path, [cut])))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "torn" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "empty log"),
+        (None, "not a JSON line"),
+        (
+            '{"format": "changeup-events", "version": 0}\n',
+            "event log version 0; this changeup reads version 1",
+        ),
+    ],
+)
+def test_damaged_logs_give_clear_messages(
+    recorded: Path, tmp_path: Path, content: str | None, message: str
+) -> None:
+    """An empty file, a corrupt line or an old version: a message, exit 1, no traceback."""
+    if content is None:
+        lines = (recorded / "events.jsonl").read_text().splitlines(keepends=True)
+        lines[3] = "{this is not json\n"
+        content = "".join(lines)
+    done = changeup("replay", str(copy_log(recorded, tmp_path, [content])))
+    assert done.returncode == 1
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_show_lists_the_timeline(recorded: Path) -> None:
+    """show prints messages, triggers with causes, test runs per phase and commits."""
+    done = changeup("show", str(recorded))
+    assert done.returncode == 0, done.stderr
+    for text in (
+        "briefing delivered",
+        "trigger revision fired: phase1_tests_pass held",
+        "tests #1: phase1 5/5",
+    ):
+        assert text in done.stdout
+    assert "commit" in done.stdout
+    assert "session ended: agent_done" in done.stdout
+
+
+def test_playback_prints_the_timeline_in_order(recorded: Path) -> None:
+    """--speed re-enacts the run; at a high speed it is quick and in recorded order."""
+    done = changeup("replay", str(recorded), "--speed", "1000")
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout
+    assert (
+        shown.index("session started") < shown.index("trigger revision fired") < shown.index("session ended")
+    )
