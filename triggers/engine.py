@@ -24,8 +24,10 @@ from triggers.globs import compile_glob
 from triggers.records import (
     Action,
     AgentExited,
+    AgentOutput,
     AgentStarted,
     AgentTurnEnded,
+    ClockTick,
     CommitMade,
     EndSession,
     Event,
@@ -45,6 +47,8 @@ from triggers.spec import BRIEFING, Spec, TriggerSpec
 __all__ = ["Engine", "EngineError"]
 
 _INACTIVE, _PENDING, _FIRED, _DONE = range(4)
+#: Events that change no fact, only the time (most of a log is agent output).
+_INERT = frozenset({AgentOutput, ClockTick})
 _STATE_NAMES = ("inactive", "pending", "fired", "done")
 
 
@@ -55,13 +59,30 @@ class EngineError(ValueError):
 class _Watch:
     """One condition under watch: a trigger, the end condition or the time limit."""
 
-    __slots__ = ("cond", "count", "end_reason", "since", "spec", "state", "wake")
+    __slots__ = (
+        "cond",
+        "count",
+        "end_reason",
+        "evaluate",
+        "hold",
+        "since",
+        "spec",
+        "state",
+        "timed",
+        "unlocks",
+        "wake",
+    )
     # wake: the earliest wake-up this watch has in the engine's heap (inf: none)
 
     def __init__(self, cond: Compiled, spec: TriggerSpec, end_reason: str = "") -> None:
         self.cond = cond
         self.spec = spec
         self.end_reason = end_reason
+        # Copies of what every visit reads, kept here to spare attribute chains on a hot path.
+        self.evaluate = cond.evaluate
+        self.timed = bool(cond.clocks)
+        self.unlocks = spec.unlocks
+        self.hold = spec.hold
         self.state = _INACTIVE
         self.since = 0.0
         self.count = 0
@@ -139,6 +160,10 @@ class Engine:
         if event.t < facts.t:
             raise EngineError(f"{event.kind} at t={event.t} is earlier than t={facts.t}")
         facts.t = event.t
+        if type(event) in _INERT and self._started and not (self._wakes and self._wakes[0][0] <= event.t):
+            # Only time moved and nothing is due: no fact changed, so no decision can. (Had
+            # the last step left the session settled and idle, it would have ended then.)
+            return ()
         actions: list[Action] = []
         changed: list[str] = []
         if isinstance(event, SessionStarted):
@@ -287,33 +312,35 @@ class Engine:
     def _visit(
         self, index: int, watch: _Watch, event: Event, actions: list[Action], changed: list[str]
     ) -> None:
-        spec = watch.spec
         facts = self.facts
-        if spec.unlocks is not None and spec.unlocks in facts.unlocked:
+        unlocks = watch.unlocks
+        if unlocks is not None and unlocks in facts.unlocked:
             # A trigger that unlocks a phase fires only while that phase is locked.
             if watch.state == _PENDING:
-                actions.append(TriggerCleared(spec.id))
+                actions.append(TriggerCleared(watch.spec.id))
             watch.state = _DONE
             return
-        holds = watch.cond.evaluate(facts)
-        hold = spec.hold
-        if holds:
+        hold = watch.hold
+        if watch.evaluate(facts):
             if watch.state == _INACTIVE and hold > 0:
                 watch.state = _PENDING
                 watch.since = facts.t
-                actions.append(TriggerPending(spec.id, facts.t))
+                actions.append(TriggerPending(watch.spec.id, facts.t))
             if watch.state == _INACTIVE or (watch.state == _PENDING and facts.t >= watch.since + hold):
                 self._fire(watch, event, actions, changed)
                 if watch.state == _DONE or self.ended is not None:
                     return
         elif watch.state == _PENDING:
             watch.state = _INACTIVE
-            actions.append(TriggerCleared(spec.id))
+            actions.append(TriggerCleared(watch.spec.id))
         elif watch.state == _FIRED:
             watch.state = _INACTIVE  # a repeating trigger re-arms once its condition lapses
-        wake = watch.cond.next_change(facts)
         if watch.state == _PENDING:
-            wake = min(wake, watch.since + hold)
+            wake = min(watch.cond.next_change(facts), watch.since + hold)
+        elif watch.timed:
+            wake = watch.cond.next_change(facts)
+        else:
+            return
         # Only an earlier wake-up is pushed: a later one is found when the scheduled one
         # comes due and the visit then re-evaluates (a visit with nothing changed is a no-op).
         if wake < watch.wake:

@@ -8,7 +8,9 @@ time of the event that caused them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
+from operator import itemgetter
 from typing import Any, ClassVar, Literal
 
 __all__ = [
@@ -379,14 +381,38 @@ EVENT_KINDS = frozenset(cls.kind for cls in _EVENT_TYPES)
 ACTION_KINDS = frozenset(cls.kind for cls in _ACTION_TYPES)
 
 
+def _positional(cls: type[_Record]) -> Callable[[dict[str, Any]], Any]:
+    """A fast decoder for a record with flat fields: all of them in order, else ``from_fields``."""
+    names = _FIELDS[cls]
+    pick = itemgetter(*names)
+    make: Callable[..., Any] = cls  # the dataclass constructor, fields in order
+
+    def build(record: dict[str, Any]) -> Any:
+        try:
+            values = pick(record)
+        except KeyError:  # an optional field left out: let the defaults fill in
+            return cls.from_fields(record)
+        return make(*values) if len(names) > 1 else make(values)
+
+    return build
+
+
+# Records written by to_record() carry every field, so most decode positionally; records with
+# nested parts (or tuples) keep their own from_fields.
+_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    kind: cls.from_fields if "from_fields" in cls.__dict__ else _positional(cls)
+    for kind, cls in _BY_KIND.items()
+}
+
+
 def decode(record: dict[str, Any]) -> Event | Action:
     """The event or action a record holds; :class:`RecordError` if it holds neither."""
     kind = record.get("kind")
-    cls = _BY_KIND.get(kind) if isinstance(kind, str) else None
-    if cls is None:
+    decoder = _DECODERS.get(kind) if isinstance(kind, str) else None
+    if decoder is None:
         raise RecordError(f"unknown record kind {kind!r}")
     try:
-        obj: Event | Action = cls.from_fields(record)
+        obj: Event | Action = decoder(record)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise RecordError(f"malformed {kind} record: {error}") from None
     return obj
