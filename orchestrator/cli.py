@@ -18,11 +18,13 @@ from orchestrator.agents import SPEC_HELP, AgentSpecError, parse_agent
 from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
+from orchestrator.environments import EnvironmentFailure
 from orchestrator.eventlog import EventLogError, LogContents, read_log
 from orchestrator.judge import JudgeSpecError, parse_judge
 from orchestrator.loader import ChallengeError, load_challenge, validate
 from orchestrator.render import clock, print_summary
 from orchestrator.replay import replay_records
+from orchestrator.rescore import rescore as rescore_run
 from orchestrator.runs import RunFolder, open_run, run_challenge, write_reports
 from orchestrator.scaffold import SCAFFOLDS, ScaffoldError, scaffold
 from orchestrator.session import SessionView
@@ -337,8 +339,23 @@ def _recorded(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogCon
     "--challenge", "challenge_path", type=click.Path(path_type=Path), help="Another version of the challenge."
 )
 @click.option("--speed", type=float, help="Re-enact the timeline in the terminal at SPEED times its pace.")
+@click.option(
+    "--rescore",
+    is_flag=True,
+    help="Re-run the hidden tests (as they are now) on the recorded snapshots; write report-rescored.*.",
+)
+@click.option(
+    "--judge", "judge_spec", default="rules", show_default=True, help="For --rescore: as for `run`."
+)
 @click.option("--context", default=3, show_default=True, help="Records shown around a divergence.")
-def replay_command(run: Path, challenge_path: Path | None, speed: float | None, context: int) -> None:
+def replay_command(
+    run: Path,
+    challenge_path: Path | None,
+    speed: float | None,
+    rescore: bool,
+    judge_spec: str,
+    context: int,
+) -> None:
     """Re-decide every trigger of a recorded run and check the log agrees.
 
     RUN is a run folder (or its events.jsonl). Every recorded event is fed to the current
@@ -346,13 +363,32 @@ def replay_command(run: Path, challenge_path: Path | None, speed: float | None, 
     tests requested, the session's end) must equal the recorded ones. Exits 0 when they
     agree, 1 at the first divergence, which is shown with the events around it.
 
+    With --rescore, no decision is re-made: the hidden tests of the challenge as it is now
+    (or of --challenge, another version) re-test every snapshot the run recorded, with no
+    agent, and report-rescored.json/.md/.html list what changed.
+
     \b
     Examples:
       changeup replay runs/export-time-20261129-101500-scripted-reference
       changeup replay runs/export-time-... --speed 10     # watch it again, 10x faster
+      changeup replay runs/export-time-... --rescore --challenge ../export-time-v2
     """
-    _, contents, challenge = _recorded(run, challenge_path)
+    folder, contents, challenge = _recorded(run, challenge_path)
     console = Console(highlight=False)
+    if rescore:
+        try:
+            judge = parse_judge(judge_spec)
+        except JudgeSpecError as error:
+            raise click.BadParameter(str(error), param_hint="--judge") from None
+        try:
+            rescored = anyio.run(lambda: rescore_run(challenge, folder, contents, judge))
+        except EnvironmentFailure as error:
+            raise click.ClickException(str(error)) from None
+        console.print(f"re-tested {rescored.runs} snapshot(s) with {challenge.root}")
+        for change in rescored.changes or ["no verdict changed"]:
+            console.print(f"  {change}")
+        console.print(f"report: {folder.path / 'report-rescored.md'}")
+        return
     if speed is not None:
         if speed <= 0:
             raise click.BadParameter("must be above 0", param_hint="--speed")

@@ -148,6 +148,7 @@ class PytestRunner:
             "-c",
             os.devnull,
             f"--rootdir={folder / 'hidden'}",
+            f"--basetemp={folder / 'tmp'}",  # tmp_path stays inside the scratch folder
             "--import-mode=importlib",
             "-o",
             "junit_family=xunit1",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,44 @@ def test_playback_prints_the_timeline_in_order(recorded: Path) -> None:
     assert (
         shown.index("session started") < shown.index("trigger revision fired") < shown.index("session ended")
     )
+
+
+def test_rescore_with_another_version_of_the_hidden_tests(tmp_path: Path) -> None:
+    """Re-scoring a broken variant's run against changed hidden tests reports the changed verdicts."""
+    out = tmp_path / "runs"
+    done = changeup(
+        "run",
+        "challenges/normalize-tags",
+        "--agent",
+        "scripted:broken/sorted-set",
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    assert done.returncode == 0, done.stderr
+    run = next(out.iterdir())
+    before = json.loads((run / "report.json").read_text())
+    assert not before["score"]["full_success"]
+
+    same = changeup("replay", str(run), "--rescore")
+    assert same.returncode == 0, same.stderr
+    assert "no verdict changed" in same.stdout
+
+    version2 = tmp_path / "normalize-tags-v2"
+    shutil.copytree(REPO / "challenges" / "normalize-tags", version2)
+    hidden = version2 / "tests" / "phase2" / "test_tags_dedupe.py"
+    hidden.write_text(
+        hidden.read_text().replace(
+            'assert normalize_tags([" green ", "green", "blue"]) == ["green", "blue"]',
+            'assert sorted(normalize_tags([" green ", "green", "blue"])) == ["blue", "green"]',
+        )
+    )
+    changed = changeup("replay", str(run), "--rescore", "--challenge", str(version2))
+    assert changed.returncode == 0, changed.stderr
+    assert "phase2/test_tags_dedupe.py::test_first_occurrence_after_trim: failed → passed" in changed.stdout
+    assert "phase2: 4/5 → 5/5 tests pass" in changed.stdout
+    after = json.loads((run / "report-rescored.json").read_text())
+    assert after["rescore"]["changes"]
+    assert after["score"]["total"] > before["score"]["total"]
+    assert json.loads((run / "report.json").read_text()) == before  # the original stays
+    assert (run / "report-rescored.html").is_file()
