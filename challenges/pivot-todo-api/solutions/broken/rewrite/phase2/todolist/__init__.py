@@ -1,0 +1,1 @@
+"""Collaborative todo list: storage, accounts, validation and the HTTP/WebSocket server."""

@@ -1,0 +1,65 @@
+"""The team todo API: HTTP routes over the task store, behind HTTP Basic authentication."""
+
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response, status
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBasic, HTTPBasicCredentials
+
+from auth import Users
+from tasks import Task, TaskCreate, TaskNotFound, TaskStore, TaskUpdate
+
+_basic = HTTPBasic()
+
+
+def create_app(db_path: str) -> FastAPI:
+    """The todo API over the SQLite database at ``db_path``."""
+    users = Users(db_path)
+    store = TaskStore(db_path)
+
+    def current_user(credentials: Annotated[HTTPBasicCredentials, Depends(_basic)]) -> str:
+        if not users.verify(credentials.username, credentials.password):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "invalid credentials",
+                headers={"WWW-Authenticate": "Basic"},
+            )
+        return credentials.username
+
+    app = FastAPI(title="Team todo API")
+    app.include_router(_task_routes(store, current_user))
+    app.add_exception_handler(TaskNotFound, _task_not_found)
+    return app
+
+
+def _task_routes(store: TaskStore, current_user: Callable[..., str]) -> APIRouter:
+    router = APIRouter(prefix="/tasks", dependencies=[Depends(current_user)])
+    User = Annotated[str, Depends(current_user)]
+
+    @router.post("", status_code=status.HTTP_201_CREATED)
+    def create_task(new: TaskCreate, user: User) -> Task:
+        return store.create(new, user)
+
+    @router.get("")
+    def list_tasks() -> list[Task]:
+        return store.list()
+
+    @router.get("/{task_id}")
+    def get_task(task_id: int) -> Task:
+        return store.get(task_id)
+
+    @router.put("/{task_id}")
+    def update_task(task_id: int, update: TaskUpdate) -> Task:
+        return store.update(task_id, update)
+
+    @router.delete("/{task_id}", status_code=status.HTTP_204_NO_CONTENT)
+    def delete_task(task_id: int) -> Response:
+        store.delete(task_id)
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+    return router
+
+
+async def _task_not_found(_request: Request, error: Exception) -> JSONResponse:
+    return JSONResponse({"detail": str(error)}, status_code=status.HTTP_404_NOT_FOUND)
