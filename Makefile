@@ -30,6 +30,7 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
 	$(BIN)/python benchmarks/latency.py
+	$(BIN)/python benchmarks/replay.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -169,7 +169,7 @@ class _StatusLine:
     help="Who scores judged rubric criteria: 'rules' (shipped) or 'command:CMD' (e.g. an LLM CLI "
     'that reads a rubric prompt on stdin and prints {"score": 0..1, "reason": ...}).',
 )
-@click.option("--quiet", is_flag=True, help="No live status line.")
+@click.option("--quiet", "-q", is_flag=True, help="No live status line.")
 @click.option("--verbose", "-v", is_flag=True, help="Show every diagnostic event.")
 def run_command(
     challenge_path: Path,

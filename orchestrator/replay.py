@@ -7,7 +7,7 @@ recorded event must equal, field for field, the actions recorded right after tha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,61 +39,69 @@ def _strip(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in ("seq", "t")}
 
 
-def _groups(records: Iterable[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """Each input event with the decisions recorded after it (before the next event)."""
-    current: dict[str, Any] | None = None
-    decisions: list[dict[str, Any]] = []
-    for record in records:
-        kind = record["kind"]
-        if kind in EVENT_KINDS:
-            if current is not None:
-                yield current, decisions
-            current, decisions = record, []
-        elif kind in ACTION_KINDS:
-            if current is None:
-                raise RecordError(f"seq {record['seq']}: a {kind} decision before any event")
-            decisions.append(record)
-    if current is not None:
-        yield current, decisions
-
-
 def replay_records(
     spec: Spec, records: Iterable[dict[str, Any]], *, torn: Callable[[], bool] | bool = False
 ) -> ReplayResult:
     """Replay ``records`` (streamed) through a fresh engine for ``spec``.
 
-    If the log's last line was cut off (``torn``, asked once the records are exhausted), the
-    last event's decisions may have been lost with it: they need only be a prefix of the
-    engine's. Every other difference is a divergence.
+    Each input event is stepped when it is read; its decisions are the action records that
+    follow it, compared when the next event arrives. If the log's last line was cut off
+    (``torn``, asked once the records are exhausted), the last event's decisions may have been
+    lost with it: they need only be a prefix of the engine's. Every other difference is a
+    divergence.
     """
     step = Engine(spec).step
+    event_kinds, action_kinds = EVENT_KINDS, ACTION_KINDS
     events = decisions = 0
-    suspect: Divergence | None = None  # a shortfall that is fine only if it is the torn tail
-    for record, recorded in _groups(records):
-        if suspect is not None:
-            return ReplayResult(events, decisions, suspect)
+    current: dict[str, Any] | None = None
+    produced: tuple[Any, ...] = ()
+    recorded: list[dict[str, Any]] = []
+    for record in records:
+        kind = record["kind"]
+        if kind in action_kinds:
+            if current is None:
+                raise RecordError(f"seq {record['seq']}: a {kind} decision before any event")
+            recorded.append(record)
+            continue
+        if kind not in event_kinds:
+            continue  # an observation (tests.started, session.graded, ...): not the engine's
+        if current is not None and (produced or recorded):
+            decisions += len(recorded)
+            divergence = _compare(current, produced, recorded)
+            if divergence is not None:
+                return ReplayResult(events, decisions, divergence)
+        current, recorded = record, []
         events += 1
         try:
-            actions = step(decode(record))  # type: ignore[arg-type]
+            produced = step(decode(record))  # type: ignore[arg-type]
         except (RecordError, EngineError) as error:
-            return ReplayResult(events, decisions, Divergence(record["seq"], recorded, [], str(error)))
-        if not actions and not recorded:  # most events decide nothing
-            continue
+            return ReplayResult(events, decisions, Divergence(record["seq"], [], [], str(error)))
+    if current is not None and (produced or recorded):
         decisions += len(recorded)
-        if len(actions) == len(recorded) and all(
-            _same(action, expected, record["t"]) for action, expected in zip(actions, recorded, strict=True)
-        ):
-            continue
-        got = [action.to_record() for action in actions]
-        expected = [_strip(r) for r in recorded]
-        divergence = Divergence(record["seq"], expected, got, _explain(expected, got))
-        if len(recorded) < len(actions) and got[: len(recorded)] == expected:
-            suspect = divergence
-            continue
-        return ReplayResult(events, decisions, divergence)
-    if suspect is not None and not (torn() if callable(torn) else torn):
-        return ReplayResult(events, decisions, suspect)
+        divergence = _compare(current, produced, recorded)
+        # A shortfall at the very end is the torn tail's, if the last line was torn.
+        shortfall = (
+            divergence is not None
+            and len(recorded) < len(produced)
+            and ([a.to_record() for a in produced[: len(recorded)]] == divergence.expected)
+        )
+        if divergence is not None and not (shortfall and (torn() if callable(torn) else torn)):
+            return ReplayResult(events, decisions, divergence)
     return ReplayResult(events, decisions, None)
+
+
+def _compare(
+    event: dict[str, Any], produced: tuple[Any, ...], recorded: list[dict[str, Any]]
+) -> Divergence | None:
+    """None when the engine's actions equal the recorded decisions, else how they differ."""
+    t = event["t"]
+    if len(produced) == len(recorded) and all(
+        _same(action, expected, t) for action, expected in zip(produced, recorded, strict=True)
+    ):
+        return None
+    got = [action.to_record() for action in produced]
+    expected = [_strip(r) for r in recorded]
+    return Divergence(event["seq"], expected, got, _explain(expected, got))
 
 
 def _same(action: Any, expected: dict[str, Any], t: float) -> bool:

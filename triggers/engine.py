@@ -115,6 +115,7 @@ class Engine:
             for dep in sorted(deps):
                 self._readers.setdefault(dep, []).append(index)
         self._globs = [compile_glob(p) for p in globs.patterns]
+        self._glob_hits: dict[str, tuple[int, ...]] = {}
         self.facts = Facts(len(self._globs))
         self._files: set[str] = set()
         self._wakes: list[tuple[float, int]] = []
@@ -237,9 +238,12 @@ class Engine:
             else:
                 self._files.add(path)
             exists_after = path in self._files
-            for index, pattern in enumerate(self._globs):
-                if pattern.match(path) is None:
-                    continue
+            hits = self._glob_hits.get(path)
+            if hits is None:  # paths recur: match each against the globs once
+                hits = self._glob_hits[path] = tuple(
+                    i for i, pattern in enumerate(self._globs) if pattern.match(path) is not None
+                )
+            for index in hits:
                 count = facts.glob_exists[index] + (exists_after - exists_before)
                 newly_changed = by_agent and not facts.glob_changed[index]
                 if (count > 0) != (facts.glob_exists[index] > 0) or newly_changed:

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,27 @@ def test_rescore_with_another_version_of_the_hidden_tests(tmp_path: Path) -> Non
     assert after["score"]["total"] > before["score"]["total"]
     assert json.loads((run / "report.json").read_text()) == before  # the original stays
     assert (run / "report-rescored.html").is_file()
+
+
+def test_show_follow_tails_a_live_run(tmp_path: Path) -> None:
+    """--follow keeps printing a run as it happens and stops when the run is over."""
+    out = tmp_path / "runs"
+    running = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "run", "challenges/normalize-tags", "--out", str(out), "-q"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            logs = list(out.glob("*/events.jsonl")) if out.exists() else []
+            if logs:
+                break
+            time.sleep(0.05)
+        assert logs, "the run never started its log"
+        follow = changeup("show", str(logs[0].parent), "--follow")
+    finally:
+        running.wait(timeout=120)
+    assert follow.returncode == 0, follow.stderr
+    assert "session ended" in follow.stdout
+    assert "graded the final workspace" in follow.stdout
