@@ -81,11 +81,8 @@ async def run_process_group(
             await process.wait()
         timed_out = scope.cancelled_caught
     finally:
-        if process.returncode is None:
-            kill_group(process)
-            with anyio.CancelScope(shield=True):
-                await process.wait()
-        else:
-            kill_group(process)  # reap anything the leader left running in its group
+        kill_group(process)  # the leader, if still running, and anything it left in its group
+        with anyio.CancelScope(shield=True):
+            await process.aclose()  # waits, and closes the pipes
     returncode = None if timed_out else process.returncode
     return Finished(returncode, tail.decode("utf-8", "replace"), timed_out, truncated)

@@ -1,11 +1,12 @@
 """Hidden test runs: a snapshot's files plus the unlocked phases' tests, in a scratch folder.
 
-The hidden tests never enter the workspace. A run exports the snapshot to
-``scratch/ws`` (the working directory, and on ``PYTHONPATH``), copies each phase's tests
-to ``scratch/hidden/<phase>``, and runs pytest with its own empty configuration, its root
-in ``hidden`` and ``importlib`` imports, so the agent's ``pytest.ini``/``conftest.py`` are
-not picked up. Verdicts come back from JUnit XML. A listed test that did not report is
+The hidden tests never enter the workspace. A run exports the snapshot to ``scratch/ws``
+(the working directory, importable), copies each phase's tests to ``scratch/hidden/<phase>``
+and runs them through the hardened harness (``orchestrator.harness``: isolated Python,
+empty pytest configuration, canaries, a result stream cross-checked with the JUnit XML)
+inside the sandbox (``orchestrator.sandbox``). A listed test that did not report is
 *missing* and a skipped hidden test counts as failed: a hidden test passes only by running.
+A run whose results show signs of forgery has the status ``tampered``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from orchestrator.challenge import Challenge, Phase
+from orchestrator.harness import BOOTSTRAP, cross_check, plant_canaries, read_stream
 from orchestrator.junit import JUnitError, Verdict, read_junit
 from orchestrator.processes import Finished, run_process_group
+from orchestrator.sandbox import Sandbox, detect_sandbox
 from orchestrator.testids import list_tests
 from orchestrator.workspace import Repository
 from triggers import PhaseResult, TestOutcome
@@ -73,12 +76,17 @@ class PytestRunner:
         *,
         python: str = sys.executable,
         timeout: float | None = None,
+        sandbox: Sandbox | None = None,
+        hide: Sequence[Path] = (),
     ) -> None:
         self.challenge = challenge
         self.repo = repo
         self.scratch = scratch
         self.python = python
         self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
+        self.sandbox = sandbox or detect_sandbox()
+        # Hidden from the test processes: the challenge (solutions) and whatever else is asked.
+        self.hide = [challenge.root, *hide]
         self._listings = {
             phase.id: {i for ids in list_tests(phase.id, phase.tests).values() for i in ids}
             for phase in challenge.phases
@@ -101,11 +109,13 @@ class PytestRunner:
             superseded = superseded_by(self.challenge, phases)
             verdicts: list[Verdict] = []
             problems: list[str] = []
+            signs: list[str] = []
             timed_out = False
             pytest_phases = [p for p in chosen if p.command is None]
             if pytest_phases:
-                finished, found, problem = await self._pytest(folder, pytest_phases, superseded)
+                finished, found, problem, lies = await self._pytest(folder, pytest_phases, superseded)
                 verdicts += found
+                signs += lies
                 timed_out |= finished.timed_out
                 problems += [problem] if problem else []
             for phase in (p for p in chosen if p.command is not None):
@@ -115,6 +125,18 @@ class PytestRunner:
                 problems += [problem] if problem else []
             results = self._results(chosen, verdicts, superseded, "; ".join(problems))
             status: Status = "timeout" if timed_out else ("error" if problems else "ok")
+            if signs:
+                # Forged results are void: every test of the run counts as failed.
+                status, problems = "tampered", [f"tampered: {'; '.join(signs)}", *problems]
+                results = tuple(
+                    PhaseResult(
+                        r.phase,
+                        0,
+                        r.total,
+                        tuple(TestOutcome(t.id, "failed", "the run was tampered with") for t in r.tests),
+                    )
+                    for r in results
+                )
             return TestRun(status, results, "; ".join(problems), time.perf_counter() - started)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -123,24 +145,42 @@ class PytestRunner:
         # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings.
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(folder),
+            "HOME": str(folder / "out"),
             "LANG": "C.UTF-8",
-            "PYTHONPATH": str(folder / "ws"),
+            "PYTHONPATH": str(folder / "ws"),  # for test commands; the pytest harness ignores it
             "PYTHONDONTWRITEBYTECODE": "1",
             # Only pytest's own plugins: nothing installed beside it joins the hidden run
             # (and loading every plugin of the environment costs ~300 ms a run).
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "TMPDIR": str(folder),
+            "TMPDIR": str(folder / "out"),
         }
+
+    def _confined(self, folder: Path, argv: list[str]) -> list[str]:
+        (folder / "out").mkdir(exist_ok=True)
+        return self.sandbox.tests(
+            argv,
+            writable=[folder / "ws", folder / "out"],
+            readable=[folder / "hidden", folder / "harness"],
+            hide=[folder.parent, *self.hide],
+        )
 
     async def _pytest(
         self, folder: Path, phases: list[Phase], superseded: set[str]
-    ) -> tuple[Finished, list[Verdict], str]:
-        junit = folder / "junit.xml"
+    ) -> tuple[Finished, list[Verdict], str, list[str]]:
+        out = folder / "out"
+        junit, stream = out / "junit.xml", out / "stream.jsonl"
+        (folder / "harness").mkdir()
+        bootstrap = folder / "harness" / "bootstrap.py"
+        bootstrap.write_text(BOOTSTRAP)
+        canaries = plant_canaries(folder / "hidden")
         command = [
             self.python,
-            "-m",
-            "pytest",
+            "-I",
+            "-B",
+            str(bootstrap),
+            str(folder / "ws"),
+            str(stream),
+            "--",
             "-q",
             "--tb=short",
             "-p",
@@ -148,34 +188,35 @@ class PytestRunner:
             "-c",
             os.devnull,
             f"--rootdir={folder / 'hidden'}",
-            f"--basetemp={folder / 'tmp'}",  # tmp_path stays inside the scratch folder
+            f"--basetemp={out / 'tmp'}",  # tmp_path stays inside the scratch folder
             "--import-mode=importlib",
             "-o",
             "junit_family=xunit1",
             f"--junitxml={junit}",
             *(f"--deselect={test}" for test in sorted(superseded)),
             *(str(folder / "hidden" / p.id) for p in phases),
+            str(folder / "hidden" / canaries.folder),
         ]
         finished = await run_process_group(
-            command, cwd=folder / "ws", env=self._env(folder), timeout=self.timeout
+            self._confined(folder, command), cwd=folder / "ws", env=self._env(folder), timeout=self.timeout
         )
         if finished.timed_out:
-            return finished, [], f"hidden tests timed out after {self.timeout:g}s"
+            return finished, [], f"hidden tests timed out after {self.timeout:g}s", []
         try:
             verdicts = read_junit(junit)
         except JUnitError as error:
-            return (
-                finished,
-                [],
-                f"pytest exited {finished.returncode}: {error}; {_last_lines(finished.output)}",
-            )
+            lies = ["pytest exited 0 without writing results"] if finished.returncode == 0 else []
+            problem = f"pytest exited {finished.returncode}: {error}; {_last_lines(finished.output)}"
+            return finished, [], problem, lies
+        streamed, stream_exit = read_stream(stream)
+        hidden, lies = cross_check(verdicts, streamed, stream_exit, finished.returncode, canaries)
         problem = ""
         if finished.returncode not in (0, 1):
             problem = f"pytest exited {finished.returncode}: {_last_lines(finished.output)}"
-        return finished, verdicts, problem
+        return finished, hidden, problem, lies
 
     async def _command(self, folder: Path, phase: Phase) -> tuple[Finished, list[Verdict], str]:
-        junit = folder / f"junit-{phase.id}.xml"
+        junit = folder / "out" / f"junit-{phase.id}.xml"
         env = {
             **self._env(folder),
             "CHANGEUP_JUNIT": str(junit),
@@ -183,7 +224,10 @@ class PytestRunner:
         }
         assert phase.command is not None
         finished = await run_process_group(
-            ["sh", "-c", phase.command], cwd=folder / "ws", env=env, timeout=self.timeout
+            self._confined(folder, ["sh", "-c", phase.command]),
+            cwd=folder / "ws",
+            env=env,
+            timeout=self.timeout,
         )
         if finished.timed_out:
             return finished, [], f"{phase.id}'s test command timed out after {self.timeout:g}s"
