@@ -26,7 +26,8 @@ from orchestrator.agents import Agent, AgentContext, AgentUnavailable, Mailbox, 
 from orchestrator.challenge import Challenge
 from orchestrator.environments import Environment
 from orchestrator.eventlog import EventLog
-from orchestrator.testrun import TestRun, TestRunner
+from orchestrator.seal import broken_seals, seal_phase
+from orchestrator.testrun import TestRun, TestRunner, void
 from orchestrator.watcher import Watcher
 from orchestrator.workspace import Repository
 from triggers import (
@@ -140,6 +141,7 @@ class Session:
         self._messages = 0
         self._unlocks = {t.id: t.unlocks for t in challenge.spec.triggers}
         self.environment = environment or Environment(sys.executable)
+        self._seals: list[dict[str, Any]] = []
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -189,10 +191,10 @@ class Session:
         t = max(self._elapsed(), self._last_t, event.t)
         self._last_t = t
         event = dataclasses.replace(event, t=t)
-        self.log.append(event.to_record(), t)
+        self._record(event.to_record(), t)
         actions = self.engine.step(event)
         for action in actions:
-            self.log.append(action.to_record(), t)
+            self._record(action.to_record(), t)
         if actions:
             self.log.sync()
         self._observe(event)
@@ -207,7 +209,12 @@ class Session:
         """Log a record that is not an engine input (an observation, for reports)."""
         t = max(self._elapsed(), self._last_t)
         self._last_t = t
-        self.log.append({"kind": kind, **fields}, t, sync=True)
+        self._record({"kind": kind, **fields}, t, sync=True)
+
+    def _record(self, record: dict[str, Any], t: float, *, sync: bool = False) -> None:
+        """Append to the log; once written, the record is acknowledged (with -v, as a diagnostic)."""
+        seq = self.log.append(record, t, sync=sync)
+        self._logger.debug("recorded", seq=seq, kind=record["kind"])
 
     def _observe(self, event: Event) -> None:
         if isinstance(event, TestsResult):
@@ -245,6 +252,9 @@ class Session:
             self._pending = action
             self._tests_wanted.set()
         elif isinstance(action, PhaseUnlocked):
+            seal = seal_phase(self.challenge.phase(action.phase), self.environment.python)
+            self._seals.append(seal)
+            self._note("phase.sealed", **seal)
             self.view.phase = action.phase
             self._logger = self._logger.bind(phase=action.phase)
             self._logger.info("phase unlocked", by=action.trigger or "start")
@@ -326,6 +336,10 @@ class Session:
         except Exception as error:  # grading must not lose the log
             self._note("session.graded", status="error", detail=f"grading failed: {error}")
             return None
+        broken = broken_seals(self._seals, {p.id: p for p in self.challenge.phases}, self.environment.python)
+        if broken:
+            detail = "tampered: " + "; ".join(broken)
+            result = dataclasses.replace(result, phases=void(result.phases), status="tampered", detail=detail)
         fields = {k: v for k, v in result.to_record().items() if k not in ("kind", "t")}
         self._note("session.graded", **fields)
         return result

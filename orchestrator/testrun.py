@@ -30,7 +30,7 @@ from orchestrator.testids import list_tests
 from orchestrator.workspace import Repository
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["PytestRunner", "TestRun", "TestRunner", "superseded_by"]
+__all__ = ["PytestRunner", "TestRun", "TestRunner", "superseded_by", "void"]
 
 Status = Literal["ok", "error", "timeout", "tampered"]
 
@@ -52,6 +52,19 @@ class TestRunner(Protocol):
 
     async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
         """Test snapshot ``tree`` on ``phases``' hidden tests."""
+
+
+def void(results: Sequence[PhaseResult]) -> tuple[PhaseResult, ...]:
+    """The same tests, every one failed: the verdicts of a tampered run count for nothing."""
+    return tuple(
+        PhaseResult(
+            r.phase,
+            0,
+            r.total,
+            tuple(TestOutcome(t.id, "failed", "the run was tampered with") for t in r.tests),
+        )
+        for r in results
+    )
 
 
 def superseded_by(challenge: Challenge, phases: Sequence[str]) -> set[str]:
@@ -128,15 +141,7 @@ class PytestRunner:
             if signs:
                 # Forged results are void: every test of the run counts as failed.
                 status, problems = "tampered", [f"tampered: {'; '.join(signs)}", *problems]
-                results = tuple(
-                    PhaseResult(
-                        r.phase,
-                        0,
-                        r.total,
-                        tuple(TestOutcome(t.id, "failed", "the run was tampered with") for t in r.tests),
-                    )
-                    for r in results
-                )
+                results = void(results)
             return TestRun(status, results, "; ".join(problems), time.perf_counter() - started)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
