@@ -162,10 +162,12 @@ class PytestRunner:
 
     def _confined(self, folder: Path, argv: list[str]) -> list[str]:
         (folder / "out").mkdir(exist_ok=True)
+        # The interpreter's environment may itself live under /tmp, which the sandbox replaces.
+        interpreter = [Path(self.python).parent.parent, Path(self.python).resolve().parent.parent]
         return self.sandbox.tests(
             argv,
             writable=[folder / "ws", folder / "out"],
-            readable=[folder / "hidden", folder / "harness"],
+            readable=[folder / "hidden", folder / "harness", *interpreter],
             hide=[folder.parent, *self.hide],
         )
 
