@@ -12,9 +12,11 @@ from typing import Any
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import LogContents
 
-__all__ = ["REPORT_VERSION", "build_report"]
+__all__ = ["REPORT_VERSION", "USAGE_FIGURES", "build_report"]
 
 REPORT_VERSION = 1
+#: What a ``turn.summary`` may report per turn; totalled in the report's ``usage``.
+USAGE_FIGURES = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
 
 
 def _fraction(passed: int, total: int) -> dict[str, Any]:
@@ -70,6 +72,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             exit_codes.append(record.get("exit_code"))
         elif kind == "git.commit":
             commits += 1
+    turn_rows = _agent_turns(records)
     # A grading that failed to run says nothing about the agent: fall back to the last run.
     final = graded if graded is not None and graded.get("phases") else last_result
     verdicts = {p["phase"]: p for p in (final or {}).get("phases", [])}
@@ -92,8 +95,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         and all(c["score"] == 1 for c in rubric or [])
     )
     total: float | None = round(score / total_weight, 4)
-    if rubric:
-        weighted = [c for c in rubric if c["weight"] > 0 and c["score"] is not None]
+    if any(c["weight"] > 0 for c in rubric or []):  # a rubric that scores (not only reports)
+        weighted = [c for c in rubric or [] if c["weight"] > 0 and c["score"] is not None]
         weights = sum(c["weight"] for c in weighted)
         total = round(sum(c["weight"] * c["score"] for c in weighted) / weights, 4) if weights else None
     return {
@@ -138,6 +141,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "commits": commits,
             "exit_codes": exit_codes,
         },
+        "turns": turn_rows,
+        "usage": _usage(turn_rows),
     }
 
 
@@ -226,3 +231,78 @@ def _trigger(
         "cause": record["cause"] if record else note,
         "delivered_at": delivered.get(trigger_id),
     }
+
+
+def _agent_turns(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per agent turn: when, which messages, how it ended, and its ``turn.summary``."""
+    rows: list[dict[str, Any]] = []
+    summaries: dict[int, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for record in records:
+        kind = record["kind"]
+        if kind == "message.delivered":
+            if current is None:
+                current = {"started_at": record["t"], "messages": []}
+            current["messages"].append(record["trigger"])
+        elif kind == "turn.summary":
+            summaries[record["turn"]] = record
+        elif kind in ("agent.turn_ended", "agent.exited") and (
+            current is not None or kind == "agent.turn_ended"
+        ):
+            reason = record.get("reason", "") if kind == "agent.turn_ended" else "exited"
+            rows.append(_turn_row(len(rows) + 1, current, record["t"], record.get("exit_code"), reason))
+            current = None
+    if current is not None:  # the session ended during this turn
+        rows.append(_turn_row(len(rows) + 1, current, None, None, "unfinished"))
+    for row in rows:
+        summary = summaries.get(row["turn"])
+        row["reported"] = summary is not None
+        if summary is None:
+            continue
+        if summary.get("seconds") is not None:
+            row["seconds"] = summary["seconds"]
+        for figure in USAGE_FIGURES:
+            row[figure] = summary.get(figure)
+        for key in ("final_message", "model", "session", "transcript"):
+            row[key] = summary.get(key) or row[key]
+    return rows
+
+
+def _turn_row(
+    number: int, current: dict[str, Any] | None, ended: float | None, exit_code: int | None, reason: str
+) -> dict[str, Any]:
+    started = current["started_at"] if current else None
+    seconds = round(ended - started, 3) if ended is not None and started is not None else None
+    return {
+        "turn": number,
+        "messages": current["messages"] if current else [],
+        "started_at": started,
+        "ended_at": ended,
+        "seconds": seconds,
+        "exit_code": exit_code,
+        "end": reason,
+        "reported": False,
+        **dict.fromkeys(USAGE_FIGURES),
+        "final_message": None,
+        "model": "",
+        "session": "",
+        "transcript": "",
+    }
+
+
+def _usage(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Totals over the turns; a figure no turn reported is None (missing), never 0."""
+    usage: dict[str, Any] = {
+        "turns": len(rows),
+        "turns_reporting": sum(1 for row in rows if row["reported"]),
+        "seconds": round(sum(row["seconds"] for row in rows if row["seconds"] is not None), 3),
+    }
+    for figure in USAGE_FIGURES:
+        values = [row[figure] for row in rows if row[figure] is not None]
+        total = sum(values) if values else None
+        usage[figure] = {
+            "total": round(total, 6) if isinstance(total, float) else total,
+            "turns_reported": len(values),
+            "missing_turns": [row["turn"] for row in rows if row[figure] is None],
+        }
+    return usage

@@ -17,7 +17,7 @@ from orchestrator.checks import CHECKS, Evidence
 from orchestrator.judge import Judge
 from orchestrator.workspace import Workspace
 
-__all__ = ["collect_evidence_text", "passing_share", "score_rubric"]
+__all__ = ["PROTECTION", "collect_evidence_text", "criteria_for", "passing_share", "score_rubric"]
 
 _NOTES = (".md", ".rst")  # not .txt: requirements.txt is no note
 
@@ -105,7 +105,25 @@ async def score_rubric(
             commits=_agent_commits(workspace.path),
         )
         text = collect_evidence_text(records, evidence.final, evidence.baseline)
-        return [await _criterion(c, evidence, verdicts, text, judge) for c in challenge.model.scoring.rubric]
+        return [await _criterion(c, evidence, verdicts, text, judge) for c in criteria_for(challenge)]
+
+
+#: Every run gets a protection review of the agent's own tests, rubric or not.
+PROTECTION = Criterion(
+    id="protection",
+    title="The agent's own tests were not weakened",
+    weight=0,
+    check="protection-review",
+    critical=True,
+)
+
+
+def criteria_for(challenge: Challenge) -> list[Criterion]:
+    """The challenge's rubric, with the protection review added when it has none."""
+    rubric = list(challenge.model.scoring.rubric)
+    if not any(c.check == "protection-review" for c in rubric):
+        rubric.append(PROTECTION)
+    return rubric
 
 
 async def _criterion(

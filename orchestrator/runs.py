@@ -31,9 +31,11 @@ from orchestrator.environments import EnvironmentFailure, environment_for
 from orchestrator.eventlog import EventLog, read_log
 from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
+from orchestrator.manifest import freeze_manifest
 from orchestrator.render import report_markdown
 from orchestrator.report import build_report
 from orchestrator.rubric import score_rubric
+from orchestrator.sandbox import detect_sandbox
 from orchestrator.session import Outcome, Parts, Session, SessionView
 from orchestrator.testrun import PytestRunner
 from orchestrator.watcher import FsWatcher
@@ -132,6 +134,7 @@ async def run_challenge(
             log.close()
             return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
         log.append({"kind": "workspace.created", "baseline": baseline, "python": environment.python}, 0.0)
+        await freeze_manifest(folder.path, challenge, agent, sandbox=detect_sandbox().describe())
         parts = Parts(
             repo=workspace,
             runner=PytestRunner(challenge, workspace, folder.path / "scratch", python=environment.python),
@@ -149,7 +152,7 @@ async def run_challenge(
             environment=environment,
         )
         outcome = await session.run()
-        if outcome.status != "invalid" and challenge.model.scoring.rubric:
+        if outcome.status != "invalid":
             scored = await score_rubric(
                 challenge, workspace, read_log(folder.log).records, judge or RuleJudge()
             )
