@@ -11,10 +11,12 @@ import anyio
 import click
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.agents import SPEC_HELP, AgentSpecError, parse_agent
+from orchestrator.agents import PRESETS, SPEC_HELP, AgentSpecError, parse_agent
+from orchestrator.agents.presets import installed
 from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
@@ -148,6 +150,13 @@ class _StatusLine:
     help="Who does the work:\n\n\b\n" + SPEC_HELP,
 )
 @click.option(
+    "--agent-option",
+    "agent_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option of a preset agent, repeatable: model=…, flags='…', binary=…, unattended='…'.",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=Path("runs"),
@@ -174,6 +183,7 @@ class _StatusLine:
 def run_command(
     challenge_path: Path,
     agent_spec: str,
+    agent_options: tuple[str, ...],
     out: Path,
     debounce: float,
     judge_spec: str,
@@ -191,11 +201,12 @@ def run_command(
       changeup run challenges/export-time
       changeup run challenges/export-time --agent scripted:broken/suffix-only
       changeup run challenges/export-time --agent 'command:./my-agent.sh'
+      changeup run challenges/export-time --agent claude-code --agent-option model=sonnet
     """
     configure(verbose=verbose)
     try:
         challenge = load_challenge(challenge_path)
-        agent = parse_agent(agent_spec)
+        agent = parse_agent(agent_spec, _agent_options(agent_options))
         judge = parse_judge(judge_spec)
     except JudgeSpecError as error:
         raise click.BadParameter(str(error), param_hint="--judge") from None
@@ -248,6 +259,42 @@ def run_command(
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     sys.exit(1 if problems else 0)
+
+
+def _agent_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--agent-option")
+        options[key.strip()] = value
+    return options
+
+
+@cli.command("agents")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def agents_command(as_json: bool) -> None:
+    """List the agent presets: the CLI each runs, whether it is installed here, and its version.
+
+    \b
+    Run one with:  changeup run CHALLENGE --agent NAME [--agent-option model=...]
+    Also:          scripted, command:CMD, process:CMD, inbox, human (see changeup run --help)
+    """
+    rows = [installed(preset) for preset in PRESETS.values()]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title="agent presets", title_justify="left")
+    for column in ("--agent", "runs", "installed", "version"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row["preset"],
+            row["binary"],
+            escape(row["path"]) if row["installed"] else "[red]no[/]",
+            row["version"] or ("unknown" if row["installed"] else "—"),
+        )
+    Console().print(table)
 
 
 @cli.command("calibrate")

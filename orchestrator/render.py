@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["clock", "print_summary", "report_markdown"]
+__all__ = ["clock", "print_summary", "report_markdown", "usage_line"]
 
 
 def clock(seconds: float | None) -> str:
@@ -105,6 +105,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     if superseded:
         out += ["", "## Superseded tests", ""]
         out += [f"- `{test}` (replaced by {phase_id})" for phase_id, test in superseded]
+    out += _turns_markdown(report)
     activity = report["activity"]
     out += [
         "",
@@ -113,6 +114,81 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+MISSING = "missing"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    return f"{seconds:.1f}s" if seconds < 60 else clock(seconds)
+
+
+def _tokens(value: int | None) -> str:
+    return MISSING if value is None else f"{value:,}"
+
+
+def _cost(value: float | None) -> str:
+    return MISSING if value is None else f"${value:.4f}"
+
+
+def _first_line(text: str | None, width: int = 120) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return (line[: width - 1] + "…" if len(line) > width else line).replace("|", "/") or "—"
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    """The run's usage totals in a sentence; a figure no turn reported is called missing."""
+
+    def part(figure: str, label: str, shown: Any) -> str:
+        entry = usage[figure]
+        text = f"{label} {shown(entry['total'])}"
+        if entry["missing_turns"] and entry["total"] is not None:
+            turns = ", ".join(map(str, entry["missing_turns"]))
+            text += (
+                f" (turn {turns} did not report)"
+                if len(entry["missing_turns"]) == 1
+                else f" (turns {turns} did not report)"
+            )
+        return text
+
+    figures = ("input_tokens", "output_tokens", "cost_usd")
+    parts = [
+        part("input_tokens", "tokens in", _tokens),
+        part("output_tokens", "tokens out", _tokens),
+        part("cost_usd", "cost", _cost),
+    ]
+    if all(usage[figure]["total"] is None for figure in figures):
+        parts = ["tokens and cost not reported"]
+    return "; ".join([*parts, f"{usage['turns']} turns, {_duration(usage['seconds'])} working"])
+
+
+def _turns_markdown(report: dict[str, Any]) -> list[str]:
+    usage = report.get("usage") or {}
+    if not usage.get("turns_reporting"):
+        return []
+    out = [
+        "",
+        "## Agent turns",
+        "",
+        f"Usage: {usage_line(usage)}.",
+        "",
+        "| turn | messages | time | tokens in | tokens out | cost | final message |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in report["turns"]:
+        messages = ", ".join(row["messages"]) or "—"
+        time = _duration(row["seconds"]) + (f" ({row['end']})" if row["end"] else "")
+        tokens = f"{_tokens(row['input_tokens'])} | {_tokens(row['output_tokens'])}"
+        said = _first_line(row["final_message"])
+        out.append(f"| {row['turn']} | {messages} | {time} | {tokens} | {_cost(row['cost_usd'])} | {said} |")
+    out += [
+        "",
+        "Full transcripts: "
+        + (", ".join(f"`{r['transcript']}`" for r in report["turns"] if r["transcript"]) or "—"),
+    ]
+    return out
 
 
 def _percent(score: float | None) -> str:
@@ -197,5 +273,8 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
     for phase in report["phases"]:
         for test in phase["failing"]:
             console.print(f"  [red]✗[/] {test['id']} ({test['outcome']})")
+    usage = report.get("usage") or {}
+    if usage.get("turns_reporting"):
+        console.print(f"  agent usage: {usage_line(usage)}", highlight=False)
     style = "bold green" if report["score"]["full_success"] else "bold yellow"
     console.print(f"[{style}]{_headline(report)}[/]")

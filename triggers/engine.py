@@ -41,6 +41,7 @@ from triggers.records import (
     TriggerCleared,
     TriggerFired,
     TriggerPending,
+    TurnSummary,
 )
 from triggers.spec import BRIEFING, Spec, TriggerSpec
 
@@ -48,7 +49,7 @@ __all__ = ["Engine", "EngineError"]
 
 _INACTIVE, _PENDING, _FIRED, _DONE = range(4)
 #: Events that change no fact, only the time (most of a log is agent output).
-_INERT = frozenset({AgentOutput, ClockTick})
+_INERT = frozenset({AgentOutput, ClockTick, TurnSummary})
 _STATE_NAMES = ("inactive", "pending", "fired", "done")
 
 
@@ -225,7 +226,7 @@ class Engine:
             actions.append(request)
         elif isinstance(event, AgentStarted):
             self._gone = False
-        # clock.tick and agent.output change no fact; due wake-ups are collected by step().
+        # clock.tick, agent.output and turn.summary change no fact; step() collects due wake-ups.
 
     def _touch(
         self, changes: Iterable[tuple[str, str]], changed: list[str], *, by_agent: bool = True

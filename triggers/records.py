@@ -39,6 +39,7 @@ __all__ = [
     "TriggerCleared",
     "TriggerFired",
     "TriggerPending",
+    "TurnSummary",
     "decode",
 ]
 
@@ -256,6 +257,32 @@ class MessageDelivered(_Record):
     trigger: str
 
 
+@dataclass(frozen=True, slots=True)
+class TurnSummary(_Record):
+    """What one agent turn took, used and said, as far as the agent's CLI reports it.
+
+    Written by an adapter just before its turn ends (``turn`` counts the adapter's turns from
+    1). A figure the CLI did not report is ``None``, never 0. Token counts: ``input_tokens``
+    is every prompt token, cached or not; ``cache_read_tokens`` and ``cache_write_tokens``
+    are the parts of it read from and written to a prompt cache. ``transcript`` is the turn's
+    whole output, relative to the run folder. The engine ignores this event.
+    """
+
+    kind: ClassVar[str] = "turn.summary"
+    t: float
+    turn: int
+    seconds: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    final_message: str | None = None
+    model: str = ""
+    session: str = ""
+    transcript: str = ""
+
+
 Event = (
     SessionStarted
     | ClockTick
@@ -267,6 +294,7 @@ Event = (
     | AgentTurnEnded
     | AgentExited
     | MessageDelivered
+    | TurnSummary
 )
 
 
@@ -359,6 +387,7 @@ _EVENT_TYPES: tuple[type[_Record], ...] = (
     AgentTurnEnded,
     AgentExited,
     MessageDelivered,
+    TurnSummary,
 )
 _ACTION_TYPES: tuple[type[_Record], ...] = (
     TriggerPending,

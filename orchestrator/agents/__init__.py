@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from orchestrator.agents.base import (
     Agent,
     AgentContext,
@@ -10,20 +12,25 @@ from orchestrator.agents.base import (
     Message,
     TurnAgent,
 )
+from orchestrator.agents.human import HumanAgent
 from orchestrator.agents.inbox import InboxAgent
+from orchestrator.agents.presets import OPTIONS, PRESETS, PresetAgent, PresetOptionError
 from orchestrator.agents.scripted import ScriptedAgent
 from orchestrator.agents.shell import CommandAgent, ProcessAgent
 
 __all__ = [
+    "PRESETS",
     "SPEC_HELP",
     "Agent",
     "AgentContext",
     "AgentSpecError",
     "AgentUnavailable",
     "CommandAgent",
+    "HumanAgent",
     "InboxAgent",
     "Mailbox",
     "Message",
+    "PresetAgent",
     "ProcessAgent",
     "ScriptedAgent",
     "TurnAgent",
@@ -36,15 +43,32 @@ scripted:broken/NAME     apply a deliberately broken variant
 command:CMD              run `sh -c CMD` once per message (message on stdin and in $CHANGEUP_MESSAGE_FILE)
 process:CMD              one long-lived `sh -c CMD`; messages on stdin;
                          it prints <<<TURN DONE>>> to end a turn
-inbox                    write messages to .changeup/inbox/NNN.md; create NNN.done to end a turn"""
+inbox                    write messages to .changeup/inbox/NNN.md; create NNN.done to end a turn
+human                    a person: each message shown here (and in the inbox); Enter or NNN.done ends a turn
+claude-code, codex, aider, gemini-cli, mini-swe-agent, openhands
+                         a coding agent's CLI, once per message, continuing its conversation
+                         (`changeup agents` lists them); set --agent-option model=…, flags=…,
+                         binary=… or unattended=…"""
 
 
 class AgentSpecError(ValueError):
     """An ``--agent`` value that names no adapter."""
 
 
-def parse_agent(spec: str) -> Agent:
-    """The adapter an ``--agent`` spec names."""
+def parse_agent(spec: str, options: Mapping[str, str] | None = None) -> Agent:
+    """The adapter an ``--agent`` spec names; ``options`` (``--agent-option``) configure a preset."""
+    options = dict(options or {})
+    preset = PRESETS.get(spec)
+    if preset is not None:
+        try:
+            return preset(options)
+        except PresetOptionError as error:
+            raise AgentSpecError(str(error)) from None
+    if options:
+        raise AgentSpecError(
+            f"--agent-option is for the presets ({', '.join(PRESETS)}), not {spec!r}; "
+            f"they take: {', '.join(OPTIONS)}"
+        )
     kind, _, rest = spec.partition(":")
     if kind == "scripted":
         return ScriptedAgent(rest or "reference")
@@ -54,4 +78,6 @@ def parse_agent(spec: str) -> Agent:
         return CommandAgent(rest) if kind == "command" else ProcessAgent(rest)
     if kind == "inbox" and not rest:
         return InboxAgent()
+    if kind == "human" and not rest:
+        return HumanAgent()
     raise AgentSpecError(f"unknown agent {spec!r}; one of:\n{SPEC_HELP}")

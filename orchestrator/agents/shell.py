@@ -5,6 +5,10 @@ standard input and in the file named by ``$CHANGEUP_MESSAGE_FILE``; the turn end
 command exits. This is how one-shot CLIs are driven (``claude -p``, ``codex exec``,
 ``aider --message``).
 
+A :class:`CommandAgent` may also be given an argument list, run without a shell; its hooks
+(``prompt_for``, ``command_for``, ``stdin_for``, ``env_for``, ``begin_turn``, ``end_turn``) let
+a subclass choose what each turn runs and read what it printed (see ``presets.py``).
+
 ``process:CMD`` starts ``sh -c CMD`` once and writes each message to its standard input,
 followed by a line holding only ``END_MARKER``. The process ends its turn by printing a
 line holding only ``TURN_DONE``; if it exits, the agent is gone.
@@ -14,7 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import anyio
 from anyio.abc import Process
@@ -51,35 +58,81 @@ def agent_env(ctx: AgentContext, message_file: str = "") -> dict[str, str]:
 
 
 class CommandAgent(TurnAgent):
-    """Runs a command once per turn, with the message on stdin and in a file."""
+    """Runs a command once per turn, with the message on stdin and in a file.
 
-    def __init__(self, command: str) -> None:
-        self.command = command
-        self.name = f"command:{command}"
+    ``command`` is a shell command line (run with ``sh -c``) or an argument list (run as is).
+    """
+
+    def __init__(self, command: str | Sequence[str]) -> None:
+        self.command: str | list[str] = command if isinstance(command, str) else list(command)
+        shown = command if isinstance(command, str) else shlex.join(command)
+        self.name = f"command:{shown}"
         self._turns = 0
 
-    async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
-        """Run the command on these messages; its exit ends the turn."""
-        self._turns += 1
-        text = message_text(messages)
-        ctx.folder.mkdir(parents=True, exist_ok=True)
-        message_file = ctx.folder / f"message-{self._turns:03d}.md"
-        message_file.write_text(text, encoding="utf-8")
+    # --- hooks: what a turn sends and runs, and what becomes of its output ------------------
+
+    def prompt_for(self, messages: list[Message]) -> str:
+        """The text this turn gives the agent (written to the message file)."""
+        return message_text(messages)
+
+    def command_for(self, ctx: AgentContext, prompt: str, message_file: Path) -> list[str]:
+        """The argument list this turn runs."""
+        return ["sh", "-c", self.command] if isinstance(self.command, str) else list(self.command)
+
+    def stdin_for(self, prompt: str) -> bytes | None:
+        """What the command reads on stdin (None: nothing, not even an open pipe)."""
+        return prompt.encode("utf-8")
+
+    def env_for(self, ctx: AgentContext, message_file: Path) -> dict[str, str]:
+        """The command's environment."""
+        return agent_env(ctx, str(message_file))
+
+    def begin_turn(self, ctx: AgentContext) -> Callable[[str], None]:
+        """Called as the turn starts; returns what receives the command's output."""
 
         def output(chunk: str) -> None:
             ctx.emit(AgentOutput(0.0, chunk))
 
-        finished = await run_process_group(
-            ["sh", "-c", self.command],
-            cwd=ctx.workspace,
-            env=agent_env(ctx, str(message_file)),
-            timeout=None,
-            stdin=text.encode("utf-8"),
-            on_output=output,
-        )
-        if finished.returncode == _NOT_FOUND and self._turns == 1:
-            raise AgentUnavailable(f"agent command not found: {self.command!r} ({finished.output.strip()})")
-        return finished.returncode
+        return output
+
+    def end_turn(self, ctx: AgentContext, returncode: int | None) -> None:
+        """Called as the turn ends, also when it is interrupted or times out (``returncode`` None)."""
+
+    # --- the turn ---------------------------------------------------------------------------
+
+    async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
+        """Run the command on these messages; its exit ends the turn."""
+        self._turns += 1
+        text = self.prompt_for(messages)
+        ctx.folder.mkdir(parents=True, exist_ok=True)
+        message_file = ctx.folder / f"message-{self._turns:03d}.md"
+        message_file.write_text(text, encoding="utf-8")
+        argv = self.command_for(ctx, text, message_file)
+        env = self.env_for(ctx, message_file)
+        output = self.begin_turn(ctx)
+        returncode: int | None = None
+        try:
+            try:
+                finished = await run_process_group(
+                    argv,
+                    cwd=ctx.workspace,
+                    env=env,
+                    timeout=None,
+                    stdin=self.stdin_for(text),
+                    on_output=output,
+                )
+            except (FileNotFoundError, PermissionError) as error:  # an argument list's program
+                raise AgentUnavailable(
+                    f"cannot start the agent {argv[0]!r}: {error.strerror or error}"
+                ) from None
+            returncode = finished.returncode
+            if returncode == _NOT_FOUND and self._turns == 1 and isinstance(self.command, str):
+                raise AgentUnavailable(
+                    f"agent command not found: {self.command!r} ({finished.output.strip()})"
+                )
+            return returncode
+        finally:
+            self.end_turn(ctx, returncode)
 
 
 class ProcessAgent:
