@@ -134,7 +134,17 @@ async def run_challenge(
             log.close()
             return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
         log.append({"kind": "workspace.created", "baseline": baseline, "python": environment.python}, 0.0)
-        await freeze_manifest(folder.path, challenge, agent, sandbox=detect_sandbox().describe())
+        sandbox = detect_sandbox()
+        await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe())
+        (folder.path / "agent").mkdir(exist_ok=True)
+
+        def confine(argv: list[str]) -> list[str]:
+            # The agent sees its workspace and its notes folder, not the challenge, the
+            # snapshots or any other run (everything under --out is hidden, then its own
+            # workspace shown again).
+            hide = [challenge.root, folder.path.parent]
+            return sandbox.agent(argv, workspace=folder.workspace, folder=folder.path / "agent", hide=hide)
+
         parts = Parts(
             repo=workspace,
             runner=PytestRunner(challenge, workspace, folder.path / "scratch", python=environment.python),
@@ -150,6 +160,7 @@ async def run_challenge(
             on_change=on_change,
             logger=logger,
             environment=environment,
+            confine=confine,
         )
         outcome = await session.run()
         if outcome.status != "invalid":

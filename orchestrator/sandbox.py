@@ -112,7 +112,8 @@ class Sandbox:
         """``argv`` confined as an agent: its workspace and notes writable, the challenge unseen."""
         if self.kind != "bubblewrap":
             return list(argv)
-        mounts = ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        # The machine as it is (agents keep their tools, caches and /tmp), minus what is hidden.
+        mounts = ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for path in hide:
             if path.exists():
                 mounts += ["--tmpfs", str(path)]

@@ -120,6 +120,7 @@ class Session:
         on_change: Callable[[SessionView], None] | None = None,
         logger: Any = None,
         environment: Environment | None = None,
+        confine: Callable[[list[str]], list[str]] = list,
     ) -> None:
         self.challenge = challenge
         self.parts = parts
@@ -142,6 +143,7 @@ class Session:
         self._unlocks = {t.id: t.unlocks for t in challenge.spec.triggers}
         self.environment = environment or Environment(sys.executable)
         self._seals: list[dict[str, Any]] = []
+        self._confine = confine
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -275,6 +277,7 @@ class Session:
             turn_limit=self.challenge.model.limits.agent_turn,
             log=self._logger,
             environment=self.environment,
+            confine=self._confine,
         )
         await self.parts.agent.run(ctx, self.mailbox)
 

@@ -121,8 +121,20 @@ class Workspace:
         return sorted(out)
 
     async def snapshot(self) -> str:
-        """``git add -A`` into the shadow index, then ``write-tree``: the snapshot's tree id."""
-        await self._shadow("add", "-A", "--ignore-errors", ".")
+        """``git add -A`` into the shadow index, then ``write-tree``: the snapshot's tree id.
+
+        The agent may be writing while the snapshot is taken; git then cannot index a file
+        that changes under it. Such a file is retried a few times, and after that the
+        snapshot keeps its previous content (the next change batch takes a new snapshot).
+        """
+        for attempt in range(4):
+            try:
+                await self._shadow("add", "-A", "--ignore-errors", ".")
+                break
+            except GitError:
+                if attempt == 3:
+                    break
+                await anyio.sleep(0.05 * (attempt + 1))
         return (await self._shadow("write-tree")).strip()
 
     async def export(self, tree: str, dest: Path) -> None:

@@ -49,6 +49,8 @@ class AgentContext:
     turn_limit: float | None = None
     log: Any = None
     environment: Environment = field(default_factory=lambda: Environment(sys.executable))
+    #: wraps an agent command in the agent sandbox (the identity when there is none)
+    confine: Callable[[list[str]], list[str]] = list
 
 
 class Mailbox:

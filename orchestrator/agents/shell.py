@@ -107,7 +107,7 @@ class CommandAgent(TurnAgent):
         ctx.folder.mkdir(parents=True, exist_ok=True)
         message_file = ctx.folder / f"message-{self._turns:03d}.md"
         message_file.write_text(text, encoding="utf-8")
-        argv = self.command_for(ctx, text, message_file)
+        argv = ctx.confine(self.command_for(ctx, text, message_file))
         env = self.env_for(ctx, message_file)
         output = self.begin_turn(ctx)
         returncode: int | None = None
@@ -126,6 +126,8 @@ class CommandAgent(TurnAgent):
                     f"cannot start the agent {argv[0]!r}: {error.strerror or error}"
                 ) from None
             returncode = finished.returncode
+            if "bwrap: execvp" in finished.output and returncode == 1:  # not found inside the sandbox
+                raise AgentUnavailable(f"cannot start the agent: {finished.output.strip()[-300:]}")
             if returncode == _NOT_FOUND and self._turns == 1 and isinstance(self.command, str):
                 raise AgentUnavailable(
                     f"agent command not found: {self.command!r} ({finished.output.strip()})"
@@ -146,7 +148,7 @@ class ProcessAgent:
     async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
         """Start the process, feed it messages, and report its turns and its exit."""
         process = await anyio.open_process(
-            ["sh", "-c", self.command],
+            ctx.confine(["sh", "-c", self.command]),
             cwd=ctx.workspace,
             env=agent_env(ctx),
             stdin=subprocess.PIPE,
@@ -169,7 +171,7 @@ class ProcessAgent:
         finally:
             kill_group(process)
             with anyio.CancelScope(shield=True):
-                await process.wait()
+                await process.aclose()
 
     async def _send(self, process: Process, messages: list[Message]) -> None:
         assert process.stdin is not None

@@ -49,13 +49,20 @@ CONTINUES = {"claude-code", "codex", "aider", "gemini-cli", "openhands"}
 
 
 def standin_env(state: Path, **extra: str) -> dict[str, str]:
-    """changeup's environment with the stand-ins first on PATH."""
+    """changeup's environment with the stand-ins first on PATH.
+
+    The stand-ins solve the challenge from a copy of its reference solution outside the
+    challenge folder: the agent sandbox hides the challenge folder from agents.
+    """
+    solutions = state.parent / "reference-solutions"
+    if not solutions.exists():
+        shutil.copytree(EXPORT_TIME / "solutions" / "reference", solutions)
     env = {
         **os.environ,
         "PATH": f"{STANDINS}{os.pathsep}{os.environ.get('PATH', '')}",
         "STANDIN_PYTHON": sys.executable,
         "STANDIN_STATE": str(state),
-        "STANDIN_SOLUTIONS": str(EXPORT_TIME / "solutions" / "reference"),
+        "STANDIN_SOLUTIONS": str(solutions),
         "COLUMNS": "200",
         **extra,
     }
@@ -195,7 +202,14 @@ RUNS_FREEZE_MANIFEST = "freeze_manifest" in (REPO / "orchestrator" / "runs.py").
 def test_the_manifest_is_frozen_before_the_agent_starts(tmp_path: Path) -> None:
     """The stand-in checks manifest.json is there at its first call; it names the version and model."""
     done, folder, _, calls = run_preset(
-        tmp_path, "gemini-cli", "model=flash", STANDIN_EXPECT_MODEL="flash", STANDIN_EXPECT_MANIFEST="1"
+        tmp_path,
+        "gemini-cli",
+        "model=flash",
+        STANDIN_EXPECT_MODEL="flash",
+        STANDIN_EXPECT_MANIFEST="1",
+        # The stand-in looks for manifest.json in the run folder, which the agent sandbox
+        # hides from agents; this test is about order, so it runs without that sandbox.
+        CHANGEUP_SANDBOX="none",
     )
     assert done.returncode == 0, [done.stderr, calls]
     manifest = json.loads((folder / "manifest.json").read_text())

@@ -258,7 +258,9 @@ def test_a_long_lived_process_agent_completes_export_time(tmp_path: Path) -> Non
     """A process: agent gets every message on one stdin and ends turns with the marker."""
     script = tmp_path / "agent.py"
     script.write_text(PROCESS_AGENT)
-    solutions = REPO / "challenges/export-time/solutions/reference"
+    # A copy outside the challenge folder: the agent sandbox hides the challenge from agents.
+    solutions = tmp_path / "reference"
+    shutil.copytree(REPO / "challenges/export-time/solutions/reference", solutions)
     done, folder, report = run(
         REPO / "challenges/export-time", f"process:{sys.executable} {script} {solutions}", tmp_path / "runs"
     )
