@@ -79,6 +79,20 @@ def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str
         return "dim", f"agent turn ended (exit {record.get('exit_code')}{why})"
     if kind == "agent.exited":
         return "dim", f"agent exited ({record.get('exit_code')})"
+    if kind == "turn.summary":
+        figures = [f"{record['seconds']:.0f}s" if record.get("seconds") is not None else ""]
+        if record.get("output_tokens") is not None:
+            figures.append(f"{record.get('input_tokens') or 0:,} in / {record['output_tokens']:,} out tokens")
+        if record.get("cost_usd") is not None:
+            figures.append(f"${record['cost_usd']:.4f}")
+        said = f" — {_first_line(record['final_message'])}" if record.get("final_message") else ""
+        return "dim", f"turn {record['turn']}: {', '.join(f for f in figures if f) or 'no figures'}{said}"
+    if kind == "phase.sealed":
+        return (
+            None
+            if not verbose
+            else ("dim", f"{record['phase']} sealed ({len(record['files'])} hidden files)")
+        )
     if kind == "agent.output":
         return "dim", f"  agent: {_first_line(record['text'])}"
     if kind == "session.ended":
