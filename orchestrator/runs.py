@@ -133,8 +133,11 @@ async def run_challenge(
             log.append({"kind": "session.aborted", "status": "invalid", "detail": detail}, 0.0, sync=True)
             log.close()
             return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
-        log.append({"kind": "workspace.created", "baseline": baseline, "python": environment.python}, 0.0)
         sandbox = detect_sandbox()
+        created = {"kind": "workspace.created", "baseline": baseline, "python": environment.python}
+        log.append({**created, "sandbox": sandbox.describe()}, 0.0)
+        if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
+            logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
         await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe())
         (folder.path / "agent").mkdir(exist_ok=True)
 

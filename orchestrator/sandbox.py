@@ -76,7 +76,12 @@ class Sandbox:
         return {"kind": self.kind, "reason": self.reason, "limits": asdict(self.limits)}
 
     def tests(
-        self, argv: Sequence[str], *, writable: Sequence[Path], readable: Sequence[Path], hide: Sequence[Path]
+        self,
+        argv: Sequence[str],
+        *,
+        writable: Sequence[Path],
+        readable: Sequence[Path],
+        hide: Sequence[Path],
     ) -> list[str]:
         """``argv`` confined as a hidden test run: only ``writable`` may change, nothing may call out."""
         if self.kind == "none":
@@ -135,7 +140,7 @@ class Sandbox:
 def detect_sandbox() -> Sandbox:
     """bubblewrap if it is installed and can start a confined process here; else the fallback."""
     if os.environ.get("CHANGEUP_SANDBOX") == "none":
-        return Sandbox("limits-only", "CHANGEUP_SANDBOX=none was set")
+        return Sandbox("limits-only", "CHANGEUP_SANDBOX=none was set: resource limits only")
     if shutil.which("prlimit") is None:
         return Sandbox("none", "prlimit (util-linux) is not installed: no resource limits")
     if shutil.which("bwrap") is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -191,3 +192,34 @@ def test_the_agent_cannot_read_the_challenge_folder(tmp_path: Path) -> None:
     report, folder = run(challenge, f"command:{script}", tmp_path / "runs")
     assert outcome(report) == NEUTRALISED, report["score"]
     assert (folder / "workspace" / "seen.txt").read_text() == ""  # an empty folder is all it sees
+
+
+def test_without_bubblewrap_the_weaker_sandbox_is_said_and_still_holds(tmp_path: Path) -> None:
+    """With the sandbox switched off the run says so, and the harness alone still neutralises the attack."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "run",
+            str(TARGET),
+            "--agent",
+            "scripted:broken/copy-hidden-tests",
+            "--out",
+            str(tmp_path),
+            "-q",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "CHANGEUP_SANDBOX": "none"},
+    )
+    assert "weaker sandbox" in done.stderr
+    folder = next(tmp_path.iterdir())
+    created = json.loads((folder / "events.jsonl").read_text().splitlines()[1])
+    assert created["kind"] == "workspace.created"
+    assert created["sandbox"]["kind"] == "limits-only"
+    report = json.loads((folder / "report.json").read_text())
+    assert outcome(report) == NEUTRALISED
