@@ -8,6 +8,7 @@ streamed to a callback while only the last ``keep`` bytes are retained.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import signal
@@ -52,6 +53,8 @@ async def run_process_group(
     tail = bytearray()
     truncated = False
     timed_out = False
+    # A character may be split between two reads: decode incrementally, not chunk by chunk.
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     process = await anyio.open_process(
         list(command),
         cwd=cwd,
@@ -77,7 +80,9 @@ async def run_process_group(
                     del tail[: len(tail) - keep]
                     truncated = True
                 if on_output is not None:
-                    on_output(chunk.decode("utf-8", "replace"))
+                    text = decoder.decode(chunk)
+                    if text:
+                        on_output(text)
             await process.wait()
         timed_out = scope.cancelled_caught
     finally:

@@ -16,6 +16,7 @@ line holding only ``TURN_DONE``; if it exits, the agent is gone.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import shlex
@@ -34,6 +35,7 @@ from orchestrator.agents.base import (
     TurnAgent,
     message_text,
 )
+from orchestrator.agents.transcript import Redactor
 from orchestrator.processes import kill_group, run_process_group
 from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
 
@@ -88,10 +90,15 @@ class CommandAgent(TurnAgent):
         return agent_env(ctx, str(message_file))
 
     def begin_turn(self, ctx: AgentContext) -> Callable[[str], None]:
-        """Called as the turn starts; returns what receives the command's output."""
+        """Called as the turn starts; returns what receives the command's output.
+
+        Secret values of the environment (API keys, tokens) are redacted from what is
+        logged; a preset's transcript does this across reads too.
+        """
+        redact = Redactor.from_env(os.environ)
 
         def output(chunk: str) -> None:
-            ctx.emit(AgentOutput(0.0, chunk))
+            ctx.emit(AgentOutput(0.0, redact(chunk)))
 
         return output
 
@@ -182,9 +189,11 @@ class ProcessAgent:
     async def _read(self, ctx: AgentContext, process: Process, session: anyio.CancelScope) -> None:
         assert process.stdout is not None
         buffer = ""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        redact = Redactor.from_env(os.environ)
         async for chunk in process.stdout:
-            text = chunk.decode("utf-8", "replace")
-            ctx.emit(AgentOutput(0.0, text))
+            text = decoder.decode(chunk)
+            ctx.emit(AgentOutput(0.0, redact(text)))
             buffer += text
             *lines, buffer = buffer.split("\n")
             if any(line.strip() == TURN_DONE for line in lines):

@@ -309,3 +309,24 @@ def test_inbox_agent_waits_for_the_person(tmp_path: Path) -> None:
     assert report["activity"]["agent_turns"] == 2
     graded = read_log(folders[0].log).records[-1]
     assert ".changeup" not in json.dumps(graded)
+
+
+def test_a_command_agent_that_prints_a_secret_has_it_redacted(tmp_path: Path) -> None:
+    """A token in the environment that the agent echoes never reaches the log."""
+    secret = "tok-0123456789abcdef"
+    agent = "command:echo my token is $SERVICE_TOKEN"
+    args = ["run", "challenges/normalize-tags", "--agent", agent, "--out", str(tmp_path), "-q"]
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, "SERVICE_TOKEN": secret},
+    )
+    folder = next(tmp_path.iterdir())
+    log = (folder / "events.jsonl").read_text()
+    assert secret not in log
+    assert "[redacted $SERVICE_TOKEN]" in log
+    assert secret not in done.stdout + done.stderr

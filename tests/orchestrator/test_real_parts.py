@@ -235,3 +235,19 @@ async def test_watcher_reports_changes_and_commits(tmp_path: Path) -> None:
     assert FileChange("new.py", "added") in changes
     assert not any("__pycache__" in c.path or c.path.startswith(".git") for c in changes)
     assert [s for _, s in await ws.new_commits()] == ["add new"]
+
+
+async def test_output_split_inside_a_character_is_decoded_whole(tmp_path: Path) -> None:
+    """A multi-byte character split between two reads reaches the callback intact."""
+    script = "import sys, time\nsys.stdout.buffer.write(b'caf\\xc3'); sys.stdout.flush(); time.sleep(0.2)\n"
+    script += "sys.stdout.buffer.write(b'\\xa9 ok\\n'); sys.stdout.flush()\n"
+    seen: list[str] = []
+    finished = await run_process_group(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=30,
+        on_output=seen.append,
+    )
+    assert "".join(seen) == "café ok\n"
+    assert finished.output == "café ok\n"
