@@ -46,6 +46,10 @@ def cli() -> None:
 
     \b
     Run one:             changeup run challenges/export-time --agent scripted
+    With a real agent:   changeup run challenges/export-time --agent claude-code
+    See what happened:   changeup show runs/<run>      (report.html is in the run folder)
+    Check the decisions: changeup replay runs/<run>    (--rescore: re-grade with today's tests)
+    Trust the graders:   changeup calibrate challenges/*
     Write a challenge:   changeup new my-challenge --pattern pivot
     Check it:            changeup validate my-challenge
     Editor completion:   changeup schema > challenge.schema.json

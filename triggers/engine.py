@@ -121,6 +121,7 @@ class Engine:
         self._files: set[str] = set()
         self._wakes: list[tuple[float, int]] = []
         self._requests = 0
+        self._unlocked: tuple[str, ...] = ()
         self._undelivered = 0
         self._busy = False
         self._gone = False
@@ -144,7 +145,7 @@ class Engine:
     @property
     def unlocked(self) -> tuple[str, ...]:
         """Unlocked phases in challenge order."""
-        return tuple(p for p in self.spec.phases if p in self.facts.unlocked)
+        return self._unlocked
 
     def trigger_state(self, trigger: str) -> str:
         """``inactive``, ``pending``, ``fired`` or ``done`` (can never fire again)."""
@@ -188,6 +189,7 @@ class Engine:
         self._touch(((path, "added") for path in event.files), [], by_agent=False)
         first = self.spec.phases[0]
         self.facts.unlocked[first] = event.t
+        self._unlocked = (first,)
         self.facts.phase_anchor = event.t
         self.facts.idle_anchor = event.t
         actions.append(PhaseUnlocked(first))
@@ -369,6 +371,7 @@ class Engine:
         watch.state = _DONE if spec.once else _FIRED
         if spec.unlocks is not None:
             facts.unlocked[spec.unlocks] = facts.t
+            self._unlocked = tuple(p for p in self.spec.phases if p in facts.unlocked)
             facts.phase_anchor = facts.t
             changed += (f"phase:{spec.unlocks}", "anchor.phase")
             actions.append(PhaseUnlocked(spec.unlocks, spec.id))
