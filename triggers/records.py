@@ -144,6 +144,17 @@ class TestOutcome(_Record):
     detail: str = ""
 
 
+_OUTCOME = itemgetter("id", "outcome", "detail")
+
+
+def _outcome(test: dict[str, Any]) -> TestOutcome:
+    """A test outcome from its record (a result holds many: the common case is one call)."""
+    try:
+        return TestOutcome(*_OUTCOME(test))
+    except KeyError:
+        return TestOutcome(test["id"], test["outcome"], test.get("detail", ""))
+
+
 @dataclass(frozen=True, slots=True)
 class PhaseResult(_Record):
     """One phase's share of a test run."""
@@ -166,9 +177,7 @@ class PhaseResult(_Record):
 
     @classmethod
     def from_fields(cls, record: dict[str, Any]) -> PhaseResult:
-        tests = tuple(
-            TestOutcome(t["id"], t["outcome"], t.get("detail", "")) for t in record.get("tests", ())
-        )
+        tests = tuple(map(_outcome, record.get("tests", ())))
         return cls(record["phase"], record["passed"], record["failed"], tests)
 
 

@@ -198,3 +198,19 @@ def test_fired_cause_names_the_condition() -> None:
     engine = Engine(build_spec(PHASES[:2], [{"id": "go", "condition": "ALWAYS", "message": "m"}]))
     fire = next(a for a in engine.step(SessionStarted(0.0)) if isinstance(a, TriggerFired))
     assert fire.cause == "ALWAYS held on session.started at 0s"
+
+
+def test_outcomes_without_detail_decode() -> None:
+    """A hand-written result may leave out an outcome's empty detail."""
+    record = {
+        "kind": "tests.result",
+        "t": 1.0,
+        "request": 1,
+        "snapshot": "abc",
+        "phases": [
+            {"phase": "phase1", "passed": 1, "failed": 0, "tests": [{"id": "a::b", "outcome": "passed"}]}
+        ],
+    }
+    result = decode(record)
+    assert isinstance(result, TestsResult)
+    assert result.phases[0].tests == (TestOutcome("a::b", "passed", ""),)
