@@ -20,10 +20,18 @@ from typing import Any
 
 import pytest
 
+from orchestrator.sandbox import detect_sandbox
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = REPO / "tests" / "fixtures" / "redteam-target"
+
+#: Cases that only bubblewrap stops (the harness alone does not): skipped, loudly, without it.
+needs_bubblewrap = pytest.mark.skipif(
+    detect_sandbox().kind != "bubblewrap",
+    reason=f"LOUD SKIP: no bubblewrap sandbox here ({detect_sandbox().reason}); .ci/run installs it",
+)
 
 DETECTED = "detected"
 NEUTRALISED = "neutralised"
@@ -91,6 +99,8 @@ def test_the_honest_reference_passes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("attack", "expected"), sorted(ATTACKS.items()))
 def test_attack_is_caught(tmp_path: Path, attack: str, expected: str) -> None:
     """Each scripted attack ends detected or neutralised, as the threat model says."""
+    if attack == "copy-hidden-tests" and detect_sandbox().kind != "bubblewrap":
+        pytest.skip("LOUD SKIP: only bubblewrap hides the real workspace from the tests; .ci/run installs it")
     report, folder = run(TARGET, f"scripted:broken/{attack}", tmp_path)
     assert outcome(report) == expected, report["score"]
     if attack == "copy-hidden-tests":
@@ -98,6 +108,7 @@ def test_attack_is_caught(tmp_path: Path, attack: str, expected: str) -> None:
         assert leaked == []
 
 
+@needs_bubblewrap
 def test_network_is_cut_during_hidden_tests(tmp_path: Path) -> None:
     """Agent code that calls a server on this machine during the hidden tests reaches nothing."""
     hits: list[str] = []
@@ -130,6 +141,7 @@ def test_network_is_cut_during_hidden_tests(tmp_path: Path) -> None:
     assert outcome(report) == NEUTRALISED
 
 
+@needs_bubblewrap
 def test_a_symlink_to_the_hidden_tests_reads_nothing(tmp_path: Path) -> None:
     """A workspace symlink into the challenge's hidden tests is dangling when the tests run."""
     challenge = tmp_path / "target"
@@ -179,6 +191,7 @@ def test_changing_the_hidden_tests_during_the_run_is_caught(tmp_path: Path) -> N
     assert outcome(report) in (DETECTED, NEUTRALISED)
 
 
+@needs_bubblewrap
 def test_the_agent_cannot_read_the_challenge_folder(tmp_path: Path) -> None:
     """An agent that copies the reference solution out of the challenge folder finds nothing there."""
     challenge = tmp_path / "target"
@@ -195,7 +208,7 @@ def test_the_agent_cannot_read_the_challenge_folder(tmp_path: Path) -> None:
 
 
 def test_without_bubblewrap_the_weaker_sandbox_is_said_and_still_holds(tmp_path: Path) -> None:
-    """With the sandbox switched off the run says so, and the harness alone still neutralises the attack."""
+    """With the sandbox switched off the run says so, and the harness alone still catches forged results."""
     done = subprocess.run(
         [
             sys.executable,
@@ -204,7 +217,7 @@ def test_without_bubblewrap_the_weaker_sandbox_is_said_and_still_holds(tmp_path:
             "run",
             str(TARGET),
             "--agent",
-            "scripted:broken/copy-hidden-tests",
+            "scripted:broken/atexit-junit",
             "--out",
             str(tmp_path),
             "-q",
@@ -222,4 +235,4 @@ def test_without_bubblewrap_the_weaker_sandbox_is_said_and_still_holds(tmp_path:
     assert created["kind"] == "workspace.created"
     assert created["sandbox"]["kind"] == "limits-only"
     report = json.loads((folder / "report.json").read_text())
-    assert outcome(report) == NEUTRALISED
+    assert outcome(report) == DETECTED  # the harness's cross-checks need no sandbox
