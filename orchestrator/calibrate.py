@@ -22,6 +22,7 @@ from orchestrator.eventlog import read_log
 from orchestrator.judge import Judge, RuleJudge
 from orchestrator.replay import replay_records
 from orchestrator.runs import RunFolder, run_challenge
+from orchestrator.testids import covers
 from orchestrator.testrun import PytestRunner
 from orchestrator.workspace import Workspace
 
@@ -40,14 +41,10 @@ class Check:
     folder: str = ""
 
 
-def _covers(declared: str, test_id: str) -> bool:
-    return test_id == declared or test_id.startswith((declared + "::", declared + "["))
-
-
 def exact_match(declared: list[str], failing: list[str]) -> tuple[list[str], list[str]]:
     """Declared ids that caught nothing, and failing tests no declared id covers."""
-    missed = [d for d in declared if not any(_covers(d, f) for f in failing)]
-    extra = sorted({f.split("[", 1)[0] for f in failing if not any(_covers(d, f) for d in declared)})
+    missed = [d for d in declared if not any(covers(d, f) for f in failing)]
+    extra = sorted({f.split("[", 1)[0] for f in failing if not any(covers(d, f) for d in declared)})
     return missed, extra
 
 
@@ -105,7 +102,7 @@ async def _starter_check(challenge: Challenge, out: Path) -> Check:
         passing += [
             t.id
             for t in result.tests
-            if t.outcome == "passed" and not any(_covers(p, t.id) for p in phase.preserved)
+            if t.outcome == "passed" and not any(covers(p, t.id) for p in phase.preserved)
         ]
     got = (
         "every changed-requirement test fails"

@@ -37,10 +37,11 @@ class LogContents:
 class EventLog:
     """Appends records to ``events.jsonl``; one ``write`` per line."""
 
-    def __init__(self, path: Path, fd: int, seq: int) -> None:
+    def __init__(self, path: Path, fd: int, seq: int, t: float = 0.0) -> None:
         self.path = path
         self._fd = fd
         self._seq = seq
+        self.last_t = t  #: the time of the last record appended
 
     @classmethod
     def create(cls, path: Path, header: dict[str, Any]) -> EventLog:
@@ -56,8 +57,8 @@ class EventLog:
         """Open an existing log for appending, after cutting off a torn last line."""
         repair(path)
         contents = read_log(path)
-        seq = contents.records[-1]["seq"] if contents.records else 0
-        return cls(path, os.open(path, os.O_WRONLY | os.O_APPEND), seq)
+        last: dict[str, Any] = contents.records[-1] if contents.records else {"seq": 0, "t": 0.0}
+        return cls(path, os.open(path, os.O_WRONLY | os.O_APPEND), int(last["seq"]), float(last["t"]))
 
     @property
     def seq(self) -> int:
@@ -68,6 +69,7 @@ class EventLog:
         """Append ``record`` (which has ``kind``) at time ``t``; returns its ``seq``."""
         self._seq += 1
         # t is written exactly (repr round-trips), so a replay feeds the engine the same time.
+        self.last_t = t
         line = {"seq": self._seq, "t": t}
         line.update(record)
         line["t"] = t

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from orchestrator.render import clock
+from orchestrator.render import clock, percent
 
 __all__ = ["report_html"]
 
@@ -45,10 +45,6 @@ document.body.dataset.ready = 'yes';
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
-
-
-def _percent(score: float | None) -> str:
-    return "—" if score is None else f"{score * 100:.0f}%"
 
 
 def report_html(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
@@ -86,12 +82,12 @@ def _headline(report: dict[str, Any]) -> tuple[str, str]:
     if score["critical_failures"]:
         names = ", ".join(score["critical_failures"])
         return (
-            f"CRITICAL FAILURE: {names} — no other score cancels it. Score {_percent(score['total'])}.",
+            f"CRITICAL FAILURE: {names} — no other score cancels it. Score {percent(score['total'])}.",
             "bad",
         )
     verdict = "Full success" if score["full_success"] else "Not a full success"
     tail = "" if run["status"] == "completed" else f" (run {run['status']})"
-    return f"Score {_percent(score['total'])} — {verdict}{tail}.", "good" if score["full_success"] else "bad"
+    return f"Score {percent(score['total'])} — {verdict}{tail}.", "good" if score["full_success"] else "bad"
 
 
 def _ratio(part: dict[str, int]) -> str:
@@ -177,7 +173,7 @@ def _phases(report: dict[str, Any]) -> str:
         f"<tr><td>{_e(p['id'])}{' — ' + _e(p['title']) if p['title'] else ''}</td><td class=num>{p['weight']:g}</td>"
         f"<td>{clock(p['unlocked_at'])}</td><td>{_e(p['unlocked_by'] or '—')}</td><td>{clock(p['first_passed_at'])}</td>"
         f"<td class=num>{(str(p['passed']) + '/' + str(p['total'])) if p['unlocked'] else 'locked'}</td>"
-        f"<td class=num>{_percent(p['score'])}</td></tr>"
+        f"<td class=num>{percent(p['score'])}</td></tr>"
         for p in report["phases"]
     )
     return (
@@ -189,7 +185,7 @@ def _phases(report: dict[str, Any]) -> str:
 def _rubric(rubric: list[dict[str, Any]]) -> str:
     rows = []
     for c in rubric:
-        score = _percent(c["score"])
+        score = percent(c["score"])
         if c["critical_failure"]:
             score = f"CRITICAL FAILURE ({score})"
         findings = "<br>".join(_e(f) for f in c["findings"][:8]) or "—"

@@ -25,7 +25,7 @@ from orchestrator.challenge import (
     seed_phase_name,
 )
 from orchestrator.sourcemap import Path_, Problem, SourceError, SourceMap, load_yaml
-from orchestrator.testids import TestFileError, list_tests
+from orchestrator.testids import TestFileError, covers, list_tests
 from triggers import (
     ConditionError,
     Expr,
@@ -510,4 +510,4 @@ def _known(test_id: str, listing: dict[str, list[str]]) -> bool:
 
 
 def _covered(test_id: str, superseded: set[str]) -> bool:
-    return any(test_id == s or test_id.startswith(s + "::") for s in superseded)
+    return any(covers(s, test_id) for s in superseded)

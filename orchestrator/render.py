@@ -191,15 +191,16 @@ def _turns_markdown(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def _percent(score: float | None) -> str:
-    return "not judged" if score is None else f"{score * 100:.0f}%"
+def percent(score: float | None, missing: str = "—") -> str:
+    """``0.875`` → ``88%``; None (no score) → ``missing``."""
+    return missing if score is None else f"{score * 100:.0f}%"
 
 
 def _rubric_markdown(rubric: list[dict[str, Any]]) -> list[str]:
     out = ["", "## Rubric", "", "| criterion | weight | score | evidence |", "|---|---|---|---|"]
     for criterion in rubric:
         name = criterion["id"] + (f" — {criterion['title']}" if criterion["title"] else "")
-        score = _percent(criterion["score"])
+        score = percent(criterion["score"], "not judged")
         if criterion["critical_failure"]:
             score = f"**CRITICAL FAILURE** ({score})"
         elif criterion["critical"]:
@@ -260,7 +261,7 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
         for column in ("criterion", "weight", "score"):
             rubric.add_column(column, justify="left" if column == "criterion" else "right")
         for criterion in report["rubric"]:
-            score = _percent(criterion["score"])
+            score = percent(criterion["score"], "not judged")
             style = "green" if criterion["score"] == 1 else "red"
             if criterion["critical_failure"]:
                 score, style = f"CRITICAL ({score})", "bold red"

@@ -22,7 +22,7 @@ from orchestrator.environments import environment_for
 from orchestrator.eventlog import LogContents
 from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
-from orchestrator.render import report_markdown
+from orchestrator.render import percent, report_markdown
 from orchestrator.report import build_report
 from orchestrator.rubric import score_rubric
 from orchestrator.runs import RunFolder
@@ -105,7 +105,7 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """What re-scoring changed: the total, each phase's tests, each failing test, each criterion."""
     out = []
     if old["score"]["total"] != new["score"]["total"]:
-        out.append(f"score {_pct(old['score']['total'])} → {_pct(new['score']['total'])}")
+        out.append(f"score {percent(old['score']['total'])} → {percent(new['score']['total'])}")
     if old["score"]["full_success"] != new["score"]["full_success"]:
         out.append(f"full success {old['score']['full_success']} → {new['score']['full_success']}")
     for before, after in zip(old["phases"], new["phases"], strict=False):
@@ -119,9 +119,5 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     for criterion in new.get("rubric") or []:
         before = old_criteria.get(criterion["id"])
         if before != criterion["score"]:
-            out.append(f"criterion {criterion['id']}: {_pct(before)} → {_pct(criterion['score'])}")
+            out.append(f"criterion {criterion['id']}: {percent(before)} → {percent(criterion['score'])}")
     return out
-
-
-def _pct(score: float | None) -> str:
-    return "—" if score is None else f"{score * 100:.0f}%"

@@ -170,11 +170,11 @@ async def run_challenge(
             scored = await score_rubric(
                 challenge, workspace, read_log(folder.log).records, judge or RuleJudge()
             )
-            log.append({"kind": "session.scored", "criteria": scored}, log_time(folder), sync=True)
+            log.append({"kind": "session.scored", "criteria": scored}, log.last_t, sync=True)
     except BaseException as error:
         stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
         record = {"kind": "session.aborted", "status": "interrupted" if stopped else "crashed"}
-        log.append({**record, "detail": repr(error)}, log_time(folder), sync=True)
+        log.append({**record, "detail": repr(error)}, log.last_t, sync=True)
         raise
     finally:
         log.close()
@@ -187,9 +187,3 @@ def open_run(path: Path) -> RunFolder:
     """The run folder at ``path`` (the folder, or its ``events.jsonl``)."""
     folder = path.parent if path.name == "events.jsonl" else path
     return RunFolder(folder.resolve())
-
-
-def log_time(folder: RunFolder) -> float:
-    """The time of the last record in the log (for a record appended after a failure)."""
-    records = read_log(folder.log).records
-    return float(records[-1]["t"]) if records else 0.0

@@ -10,7 +10,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-__all__ = ["TestFileError", "list_tests", "test_files"]
+__all__ = ["TestFileError", "covers", "list_tests", "test_files"]
+
+
+def covers(declared: str, test_id: str) -> bool:
+    """``declared`` names ``test_id`` itself, its file or class, or its parametrized cases."""
+    return test_id == declared or test_id.startswith((declared + "::", declared + "["))
 
 
 class TestFileError(ValueError):

@@ -26,7 +26,7 @@ from orchestrator.harness import BOOTSTRAP, cross_check, plant_canaries, read_st
 from orchestrator.junit import JUnitError, Verdict, read_junit
 from orchestrator.processes import Finished, run_process_group
 from orchestrator.sandbox import Sandbox, detect_sandbox
-from orchestrator.testids import list_tests
+from orchestrator.testids import covers, list_tests
 from orchestrator.workspace import Repository
 from triggers import PhaseResult, TestOutcome
 
@@ -73,7 +73,7 @@ def superseded_by(challenge: Challenge, phases: Sequence[str]) -> set[str]:
 
 
 def _is_superseded(test_id: str, superseded: set[str]) -> bool:
-    return any(test_id == s or test_id.startswith((s + "::", s + "[")) for s in superseded)
+    return any(covers(s, test_id) for s in superseded)
 
 
 class PytestRunner:

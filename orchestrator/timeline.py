@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from orchestrator.render import percent
+
 __all__ = ["describe", "lines", "play", "stamp"]
 
 _QUIET = {"clock.tick", "tests.requested", "tests.started", "agent.output", "workspace.created"}
@@ -31,10 +33,6 @@ def _tests(record: dict[str, Any]) -> str:
         else f" [{record['status']}: {_first_line(record.get('detail', ''))}]"
     )
     return ", ".join(parts) + extra + status
-
-
-def _percent(score: float | None) -> str:
-    return "—" if score is None else f"{score * 100:.0f}%"
 
 
 def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str] | None:
@@ -101,7 +99,7 @@ def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str
     if kind == "session.graded":
         return "bold", f"graded the final workspace: {_tests(record)}"
     if kind == "session.scored":
-        scores = ", ".join(f"{c['id']} {_percent(c['score'])}" for c in record["criteria"])
+        scores = ", ".join(f"{c['id']} {percent(c['score'])}" for c in record["criteria"])
         return "bold", f"rubric: {scores}"
     if kind == "session.aborted":
         return "bold red", f"run {record['status']}: {_first_line(record.get('detail', ''))}"
