@@ -88,6 +88,9 @@ class Compiled:
     expr: Expr
     evaluate: Check
     deps: frozenset[str]
+    #: the deps whose change can turn a false condition true; the others are anchors that
+    #: only move forward and only ever falsify, so they matter only while it holds
+    raises: frozenset[str]
     clocks: tuple[Clock, ...]
     #: the earliest instant after ``facts.t`` at which time alone may change the value
     next_change: Value
@@ -95,10 +98,33 @@ class Compiled:
 
 def compile_condition(expr: Expr, globs: GlobTable) -> Compiled:
     """Compile a condition already resolved by :func:`triggers.check.resolve`."""
-    deps: set[str] = set()
-    clocks: list[Clock] = []
-    check = _check(expr, globs, deps, clocks)
-    return Compiled(render(expr), expr, check, frozenset(deps), tuple(clocks), _next_change(clocks))
+    reads = _Reads()
+    check = _check(expr, globs, reads, True)
+    clocks = reads.clocks
+    return Compiled(
+        render(expr),
+        expr,
+        check,
+        frozenset(reads.deps),
+        frozenset(reads.raises),
+        tuple(clocks),
+        _next_change(clocks),
+    )
+
+
+class _Reads:
+    """What a condition reads, collected while compiling it."""
+
+    def __init__(self) -> None:
+        self.deps: set[str] = set()
+        self.raises: set[str] = set()
+        self.clocks: list[Clock] = []
+
+    def add(self, dep: str, *, raises: bool = True) -> None:
+        """The condition reads ``dep``; ``raises``: a change of it may make the condition true."""
+        self.deps.add(dep)
+        if raises:
+            self.raises.add(dep)
 
 
 def _next_change(clocks: list[Clock]) -> Value:
@@ -110,12 +136,13 @@ def _next_change(clocks: list[Clock]) -> Value:
     return lambda f: min(flip(f) for flip in flips)
 
 
-def _check(expr: Expr, globs: GlobTable, deps: set[str], clocks: list[Clock]) -> Check:
+def _check(expr: Expr, globs: GlobTable, reads: _Reads, positive: bool) -> Check:
+    """``positive``: the condition is true more often when ``expr`` is (not under a ``not``)."""
     if isinstance(expr, Not):
-        inner = _check(expr.operand, globs, deps, clocks)
+        inner = _check(expr.operand, globs, reads, not positive)
         return lambda f: not inner(f)
     if isinstance(expr, And | Or):
-        parts = tuple(_check(op, globs, deps, clocks) for op in expr.operands)
+        parts = tuple(_check(op, globs, reads, positive) for op in expr.operands)
         if len(parts) == 2:
             a, b = parts
             if isinstance(expr, And):
@@ -125,62 +152,60 @@ def _check(expr: Expr, globs: GlobTable, deps: set[str], clocks: list[Clock]) ->
             return lambda f: all(part(f) for part in parts)
         return lambda f: any(part(f) for part in parts)
     if isinstance(expr, Compare):
-        return _comparison(expr, deps, clocks)
+        return _comparison(expr, reads, positive)
     if isinstance(expr, Name):
         if expr.name == "first_commit":
-            deps.add("commits")
+            reads.add("commits")
             return lambda f: f.commits > 0
         assert expr.name == "always", expr
         return lambda f: True
     assert isinstance(expr, Call), expr
-    return _predicate(expr, globs, deps)
+    return _predicate(expr, globs, reads)
 
 
-def _predicate(expr: Call, globs: GlobTable, deps: set[str]) -> Check:
+def _predicate(expr: Call, globs: GlobTable, reads: _Reads) -> Check:
     arg = expr.args[0]
     if isinstance(arg, String):
         index = globs.index(arg.value)
-        deps.add(f"glob:{index}")
+        reads.add(f"glob:{index}")
         if expr.name == "file_exists":
             return lambda f: f.glob_exists[index] > 0
         return lambda f: f.glob_changed[index]
     name = arg.name
     if expr.name == "tests_pass":
-        deps.add(f"tests:{name}")
+        reads.add(f"tests:{name}")
         return lambda f: f.passing.get(name, False)
     if expr.name == "phase_unlocked":
-        deps.add(f"phase:{name}")
+        reads.add(f"phase:{name}")
         return lambda f: name in f.unlocked
     if expr.name == "fired":
-        deps.add(f"fired:{name}")
+        reads.add(f"fired:{name}")
         return lambda f: name in f.fired
     assert expr.name == "delivered", expr
-    deps.add(f"delivered:{name}")
+    reads.add(f"delivered:{name}")
     return lambda f: name in f.delivered
 
 
-def _anchor(expr: Expr, deps: set[str]) -> Value | None:
-    """For a duration predicate, the function giving its anchor time; else None."""
-    if not isinstance(expr, Name):
-        return None
-    if expr.name == "time_elapsed":
-        return lambda f: 0.0
-    if expr.name == "phase_elapsed":
-        deps.add("anchor.phase")
-        return lambda f: f.phase_anchor
-    if expr.name == "idle":
-        deps.add("anchor.idle")
-        return lambda f: f.idle_anchor
-    return None
+#: The facts a duration is measured from (``name = t - anchor``); anchors only move forward.
+_ANCHORS: dict[str, tuple[str | None, Value]] = {
+    "time_elapsed": (None, lambda f: 0.0),
+    "phase_elapsed": ("anchor.phase", lambda f: f.phase_anchor),
+    "idle": ("anchor.idle", lambda f: f.idle_anchor),
+}
 
 
-def _count(expr: Expr, deps: set[str]) -> Value:
+def _anchor(expr: Expr) -> tuple[str | None, Value] | None:
+    """For a duration predicate, its anchor's fact (None: fixed) and value; else None."""
+    return _ANCHORS.get(expr.name) if isinstance(expr, Name) else None
+
+
+def _count(expr: Expr, reads: _Reads) -> Value:
     if isinstance(expr, Number):
         value = expr.value
         return lambda f: value
     if isinstance(expr, Name):
         assert expr.name in ("commits", "turns"), expr
-        deps.add(expr.name)
+        reads.add(expr.name)
         if expr.name == "commits":
             return lambda f: f.commits
         return lambda f: f.turns
@@ -188,32 +213,40 @@ def _count(expr: Expr, deps: set[str]) -> Value:
     arg = expr.args[0]
     assert isinstance(arg, Name)
     phase = arg.name
-    deps.add(f"tests:{phase}")
+    reads.add(f"tests:{phase}")
     table = "passed" if expr.name == "tests_passed" else "failed"
     return lambda f: getattr(f, table).get(phase, 0)
 
 
-def _comparison(expr: Compare, deps: set[str], clocks: list[Clock]) -> Check:
+def _comparison(expr: Compare, reads: _Reads, positive: bool) -> Check:
     op = _OPS[expr.op]
-    left_anchor = _anchor(expr.left, deps)
-    right_anchor = _anchor(expr.right, deps)
+    left_anchor = _anchor(expr.left)
+    right_anchor = _anchor(expr.right)
     if left_anchor is not None and right_anchor is not None:
         # (t - a1) op (t - a2)  <=>  a2 op a1: time cancels out, nothing to wake for.
-        return lambda f: op(right_anchor(f), left_anchor(f))
+        for dep, _ in (left_anchor, right_anchor):
+            if dep is not None:
+                reads.add(dep)
+        left_value, right_value = left_anchor[1], right_anchor[1]
+        return lambda f: op(right_value(f), left_value(f))
     if left_anchor is not None or right_anchor is not None:
         if left_anchor is not None:
-            anchor, literal, symbol = left_anchor, expr.right, expr.op
+            (dep, anchor), literal, symbol = left_anchor, expr.right, expr.op
         else:
             assert right_anchor is not None
-            anchor, literal, symbol = right_anchor, expr.left, _MIRROR[expr.op]
+            (dep, anchor), literal, symbol = right_anchor, expr.left, _MIRROR[expr.op]
+        if dep is not None:
+            # t > anchor + c only turns false as the anchor moves on (t < ... only true).
+            falsified = symbol in (">", ">=") if positive else symbol in ("<", "<=")
+            reads.add(dep, raises=not falsified)
         assert isinstance(literal, Duration), literal
         offset = literal.seconds
-        clocks.append(Clock(anchor, symbol, offset))
+        reads.clocks.append(Clock(anchor, symbol, offset))
         timed = _OPS[symbol]
         return lambda f: timed(f.t, anchor(f) + offset)
     if isinstance(expr.left, Duration) and isinstance(expr.right, Duration):
         constant = op(expr.left.seconds, expr.right.seconds)
         return lambda f: constant
-    left = _count(expr.left, deps)
-    right = _count(expr.right, deps)
+    left = _count(expr.left, reads)
+    right = _count(expr.right, reads)
     return lambda f: op(left(f), right(f))

@@ -108,13 +108,18 @@ class Engine:
                 ender = TriggerSpec(reason, expr)
                 self._watches.append(_Watch(compile_condition(expr, globs), ender, reason))
         self._by_id = {w.spec.id: w for w in self._watches if not w.end_reason}
+        # Who to visit when a fact changes: every reader whose condition it may make true,
+        # and the readers it can only make false, while their condition is not known false.
         self._readers: dict[str, list[int]] = {}
+        self._falsified: dict[str, list[int]] = {}
         for index, watch in enumerate(self._watches):
             deps = set(watch.cond.deps)
             if watch.spec.unlocks is not None:
                 deps.add(f"phase:{watch.spec.unlocks}")  # to retire it once its phase unlocks
+            only_falsify = watch.cond.deps - watch.cond.raises
             for dep in sorted(deps):
-                self._readers.setdefault(dep, []).append(index)
+                table = self._falsified if dep in only_falsify else self._readers
+                table.setdefault(dep, []).append(index)
         self._globs = [compile_glob(p) for p in globs.patterns]
         self._glob_hits: dict[str, tuple[int, ...]] = {}
         self.facts = Facts(len(self._globs))
@@ -288,11 +293,16 @@ class Engine:
     # --- evaluation ------------------------------------------------------------------------
 
     def _dirty_from(self, facets: Iterable[str], dirty: set[int]) -> None:
-        readers = self._readers
+        readers, falsified, watches = self._readers, self._falsified, self._watches
         for facet in facets:
             indexes = readers.get(facet)
             if indexes:
                 dirty.update(indexes)
+            indexes = falsified.get(facet)
+            if indexes:
+                # An inactive watch's condition was false at its last visit, and time alone
+                # cannot have turned it since (a wake-up would be due): it stays false.
+                dirty.update(i for i in indexes if watches[i].state != _INACTIVE)
 
     def _due(self, t: float, dirty: set[int]) -> None:
         wakes = self._wakes

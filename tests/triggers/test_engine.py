@@ -288,6 +288,46 @@ def test_time_comparisons(condition: str, before: bool, after: bool) -> None:
     assert (e.trigger_state("x") == "fired") is after
 
 
+def test_a_file_change_rearms_and_clears_idle_triggers() -> None:
+    """A fired repeating idle nudge re-arms on the next change; a pending one is cleared."""
+    e = engine(
+        {"id": "nudge", "condition": "idle > 5s", "message": "m", "once": False},
+        {"id": "held", "condition": "idle > 5s", "message": "m", "hold": 10.0},
+    )
+    e.step(SessionStarted(0.0))
+    actions = e.step(ClockTick(math.nextafter(5.0, math.inf)))
+    assert fired(actions) == ["nudge"]
+    assert e.trigger_state("held") == "pending"
+    assert TriggerCleared("held") in e.step(FilesChanged(8.0, (FileChange("a.py", "modified"),)))
+    assert e.trigger_state("nudge") == "inactive"
+    assert fired(e.step(ClockTick(math.nextafter(13.0, math.inf)))) == ["nudge"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "raises"),
+    [
+        ("idle > 30s", set()),
+        ("idle >= 30s", set()),
+        ("idle < 30s", {"anchor.idle"}),
+        ("not idle > 30s", {"anchor.idle"}),
+        ("not idle <= 30s", set()),
+        ("30s < phase_elapsed", set()),
+        ("idle == 30s", {"anchor.idle"}),
+        ("idle > 30s or idle < 5s", {"anchor.idle"}),
+        ("time_elapsed > idle", {"anchor.idle"}),
+        ("idle > phase_elapsed", {"anchor.idle", "anchor.phase"}),
+        ("idle > 30s and commits >= 1", {"commits"}),
+    ],
+)
+def test_which_facts_can_make_a_condition_true(condition: str, raises: set[str]) -> None:
+    """Anchors only move forward, so ``idle > 30s`` is only ever falsified by a file change:
+    the engine skips it then while it is false. Every other fact may make it true."""
+    e = engine({"id": "x", "condition": condition, "message": "m"})
+    compiled = e._watches[0].cond
+    assert compiled.raises == raises
+    assert raises <= compiled.deps
+
+
 def test_equality_instant_is_visited() -> None:
     """``time_elapsed == 10s`` is true at exactly 10s, and the engine wakes then."""
     e = engine({"id": "x", "condition": "time_elapsed == 10s", "message": "m"})
