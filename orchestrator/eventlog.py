@@ -155,7 +155,10 @@ class LogReader:
         return obj
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        loads = json.loads
+        # raw_decode parses a line without json.loads' whitespace handling around it; a line
+        # it does not take whole (whitespace, a second value, not JSON) goes to json.loads,
+        # which accepts or rejects it exactly as it would any line.
+        scan = json.JSONDecoder().raw_decode
         number = 1
         with self._handle:
             try:
@@ -165,14 +168,12 @@ class LogReader:
                         self.torn = True
                         return
                     try:
-                        obj = loads(raw)
-                        kind, seq = obj["kind"], obj["seq"]
-                    except (ValueError, TypeError, KeyError):
+                        obj, end = scan(raw)
+                    except ValueError:
+                        obj, end = None, 0
+                    if end != len(raw) - 1 or type(obj) is not dict:
                         obj = self._object(number, raw)
-                        raise EventLogError(
-                            f"{self.path}:{number}: a record needs 'seq' and 'kind'"
-                        ) from None
-                    if type(kind) is not str or type(seq) is not int:
+                    if type(obj.get("kind")) is not str or type(obj.get("seq")) is not int:
                         raise EventLogError(f"{self.path}:{number}: a record needs 'seq' and 'kind'")
                     yield obj
             except UnicodeDecodeError:

@@ -58,7 +58,8 @@ class _Record:
         """This record as a JSON-ready dict, ``kind`` first."""
         out: dict[str, Any] = {"kind": self.kind}
         for name in _FIELDS[type(self)]:
-            out[name] = _plain(getattr(self, name))
+            value = getattr(self, name)
+            out[name] = value if isinstance(value, _SCALARS) else _plain(value)
         return out
 
     @classmethod
@@ -67,9 +68,12 @@ class _Record:
         return cls(**{name: record[name] for name in _FIELDS[cls] if name in record})
 
 
+_SCALARS = (str, int, float)  # bool is an int
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
-        return [_plain(item) for item in value]
+        return [item if isinstance(item, _SCALARS) else _plain(item) for item in value]
     if isinstance(value, _Record):
         return {name: _plain(getattr(value, name)) for name in _FIELDS[type(value)]}
     return value
@@ -145,14 +149,24 @@ class TestOutcome(_Record):
 
 
 _OUTCOME = itemgetter("id", "outcome", "detail")
+#: Decoded outcomes by their fields: run after run reports the same verdicts, and an outcome
+#: is an immutable value, so equal ones are one object (bounded: emptied when full).
+_OUTCOMES: dict[tuple[Any, ...], TestOutcome] = {}
+_OUTCOMES_HELD = 4096
 
 
 def _outcome(test: dict[str, Any]) -> TestOutcome:
-    """A test outcome from its record (a result holds many: the common case is one call)."""
+    """A test outcome from its record (a result holds many: the common case is one lookup)."""
     try:
-        return TestOutcome(*_OUTCOME(test))
+        fields = _OUTCOME(test)
     except KeyError:
-        return TestOutcome(test["id"], test["outcome"], test.get("detail", ""))
+        fields = (test["id"], test["outcome"], test.get("detail", ""))
+    outcome = _OUTCOMES.get(fields)
+    if outcome is None:
+        if len(_OUTCOMES) >= _OUTCOMES_HELD:
+            _OUTCOMES.clear()
+        outcome = _OUTCOMES[fields] = TestOutcome(*fields)
+    return outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,9 +444,15 @@ def _positional(cls: type[_Record]) -> Callable[[dict[str, Any]], Any]:
             values = pick(record)
         except KeyError:  # an optional field left out: let the defaults fill in
             return cls.from_fields(record)
-        return make(*values) if len(names) > 1 else make(values)
+        return make(*values)
 
-    return build
+    def build_one(record: dict[str, Any]) -> Any:
+        try:
+            return make(record[names[0]])
+        except KeyError:
+            return cls.from_fields(record)
+
+    return build if len(names) > 1 else build_one
 
 
 # Records written by to_record() carry every field, so most decode positionally; records with
@@ -445,10 +465,11 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def decode(record: dict[str, Any]) -> Event | Action:
     """The event or action a record holds; :class:`RecordError` if it holds neither."""
-    kind = record.get("kind")
-    decoder = _DECODERS.get(kind) if isinstance(kind, str) else None
-    if decoder is None:
-        raise RecordError(f"unknown record kind {kind!r}")
+    kind: Any = record.get("kind")  # may be anything: a bad one is no key
+    try:
+        decoder = _DECODERS[kind]
+    except (KeyError, TypeError):  # not a kind, or not even a string
+        raise RecordError(f"unknown record kind {kind!r}") from None
     try:
         obj: Event | Action = decoder(record)
     except (KeyError, TypeError, ValueError, AttributeError) as error:

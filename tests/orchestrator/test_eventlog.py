@@ -73,6 +73,9 @@ def test_corrupt_line_is_an_error_with_its_line_number(tmp_path: Path) -> None:
         (f'{{"format": "{FORMAT}", "version": 99}}\n', "version 99; this changeup reads version 1"),
         (f'{{"format": "{FORMAT}", "version": 1}}\n[1]\n', "expected a JSON object"),
         (f'{{"format": "{FORMAT}", "version": 1}}\n{{"kind": "x"}}\n', "needs 'seq' and 'kind'"),
+        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"kind": "x", "seq": "1"}}\n', "needs 'seq' and 'kind'"),
+        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"seq": 1, "kind": "x"}}{{}}\n', ":2: not a JSON line"),
+        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"seq": 1, "kind": "x"}} 7\n', ":2: not a JSON line"),
     ],
 )
 def test_unreadable_logs_say_why(tmp_path: Path, text: str, message: str) -> None:
@@ -81,6 +84,15 @@ def test_unreadable_logs_say_why(tmp_path: Path, text: str, message: str) -> Non
     path.write_text(text)
     with pytest.raises(EventLogError, match=message):
         read_log(path)
+
+
+def test_lines_read_as_json_loads_reads_them(tmp_path: Path) -> None:
+    """Whitespace around a record (a hand edit, CRLF line ends) is accepted, as by json.loads."""
+    path = tmp_path / "events.jsonl"
+    EventLog.create(path, {}).close()
+    with path.open("a", newline="") as handle:
+        handle.write('  {"seq": 1, "kind": "a"}\n{"seq": 2, "kind": "b"}  \r\n')
+    assert [r["kind"] for r in read_log(path).records] == ["a", "b"]
 
 
 def test_missing_log(tmp_path: Path) -> None:

@@ -156,7 +156,8 @@ def test_spec_errors_name_the_trigger() -> None:
     [
         ({"kind": "nope"}, "unknown record kind"),
         ({}, "unknown record kind"),
-        ({"kind": "clock.tick"}, "malformed"),
+        ({"kind": ["clock.tick"]}, "unknown record kind"),
+        ({"kind": "clock.tick"}, "malformed clock.tick"),
     ],
 )
 def test_decode_errors(record: dict[str, Any], fragment: str) -> None:

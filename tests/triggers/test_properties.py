@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from triggers import (
     AgentTurnEnded,
     ClockTick,
     CommitMade,
+    EndSession,
     Engine,
     FileChange,
     FilesChanged,
@@ -27,6 +29,7 @@ from triggers import (
     TriggerFired,
     build_spec,
     decode,
+    records,
 )
 from triggers.records import Event
 
@@ -234,3 +237,22 @@ def test_outcomes_without_detail_decode() -> None:
     result = decode(record)
     assert isinstance(result, TestsResult)
     assert result.phases[0].tests == (TestOutcome("a::b", "passed", ""),)
+
+
+def test_optional_fields_may_be_left_out() -> None:
+    """A hand-written record may leave out fields that have a default."""
+    assert decode({"kind": "session.ended", "reason": "agent_done"}) == EndSession("agent_done")
+
+
+def test_equal_outcomes_decode_to_one_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outcomes are shared by value, and the table of them stays bounded."""
+    monkeypatch.setattr(records, "_OUTCOMES", {})
+    monkeypatch.setattr(records, "_OUTCOMES_HELD", 2)
+    tests = [{"id": f"t::{i % 2}", "outcome": "passed", "detail": ""} for i in range(4)]
+    record = {"kind": "tests.phase", "phase": "phase1", "passed": 4, "failed": 0, "tests": tests}
+    first = PhaseResult.from_fields(record)
+    assert first.tests[0] is first.tests[2]
+    assert [o.id for o in first.tests] == ["t::0", "t::1", "t::0", "t::1"]
+    third = PhaseResult.from_fields({**record, "tests": [{"id": "t::2", "outcome": "failed", "detail": "x"}]})
+    assert third.tests == (TestOutcome("t::2", "failed", "x"),)
+    assert len(records._OUTCOMES) == 1
