@@ -15,7 +15,6 @@ import time
 from typing import Any
 
 from triggers import (
-    AgentOutput,
     AgentTurnEnded,
     ClockTick,
     CommitMade,
@@ -73,21 +72,20 @@ def events(count: int, seed: int) -> list[Event]:
     for _ in range(count - 1):
         t += rng.random() * 0.02
         roll = rng.random()
-        if roll < 0.40:
-            out.append(AgentOutput(t, "working..."))
-        elif roll < 0.65:
+        # Agent output is an observation, not an engine input: the mix is of inputs only.
+        if roll < 0.42:
             path = f"src/mod{rng.randrange(120)}.py" if rng.random() < 0.8 else "docs/notes.md"
             change = rng.choice(("added", "modified", "modified", "deleted"))
             out.append(FilesChanged(t, (FileChange(path, change),)))
-        elif roll < 0.80:
+        elif roll < 0.67:
             request += 1
             phases = tuple(PhaseResult(p, rng.randrange(5), rng.randrange(2)) for p in PHASES[:4])
             out.append(TestsResult(t, request, "tree", phases))
-        elif roll < 0.90:
+        elif roll < 0.83:
             out.append(ClockTick(t))
-        elif roll < 0.95:
+        elif roll < 0.92:
             out.append(CommitMade(t, "sha"))
-        elif roll < 0.975:
+        elif roll < 0.96:
             out.append(MessageDelivered(t, f"t{rng.randrange(100)}"))
         else:
             out.append(AgentTurnEnded(t, 0))

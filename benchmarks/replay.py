@@ -3,7 +3,8 @@
 The log is written through the real EventLog from a live engine over the engine
 benchmark's challenge (100 triggers), so it holds the decisions a session would record.
 Its events have the payloads of real sessions: agents mostly print (output chunks of
-40-400 characters), change files, commit, and tests report per-test verdicts. Then, in the
+40-400 characters, which replay reads but the engine never sees), change files, commit,
+and tests report per-test verdicts. Then, in the
 same run: the time to read the file and ``json.loads`` every line, and the time of a full
 replay (read, decode, ``Engine.step``, compare every decision). Goal: replay at least half
 as fast as the bare parse (at most 2x its time).
@@ -41,6 +42,7 @@ from triggers import (
     FileChange,
     FilesChanged,
     MessageDelivered,
+    Observation,
     PhaseResult,
     SessionStarted,
     Spec,
@@ -61,10 +63,10 @@ CORPUS = (
 PATHS = ("export_time.py", "tests/test_export_time.py", "README.md", "src/app/models.py", "src/app/api.py")
 
 
-def events(count: int, seed: int) -> list[Event]:
+def events(count: int, seed: int) -> list[Event | Observation]:
     """``count`` events with realistic payloads, 10 ms apart on average."""
     rng = random.Random(seed)
-    out: list[Event] = [SessionStarted(0.0, PATHS)]
+    out: list[Event | Observation] = [SessionStarted(0.0, PATHS)]
     t = 0.0
     request = 1
     for _ in range(count - 1):
@@ -114,6 +116,8 @@ def write_log(path: Path, count: int) -> tuple[int, int]:
     for event in events(count, seed=11):
         log.append(event.to_record(), event.t)
         lines += 1
+        if isinstance(event, AgentOutput):
+            continue  # an observation: logged, never stepped
         for action in engine.step(event):
             log.append(action.to_record(), event.t)
             lines += 1

@@ -18,7 +18,7 @@ from typing import Any
 __all__ = ["FORMAT", "VERSION", "EventLog", "EventLogError", "LogContents", "LogReader", "read_log", "repair"]
 
 FORMAT = "changeup-events"
-VERSION = 1
+VERSION = 2
 
 
 class EventLogError(Exception):

@@ -32,6 +32,7 @@ from orchestrator.watcher import Watcher
 from orchestrator.workspace import Repository
 from triggers import (
     BRIEFING,
+    AgentOutput,
     ClockTick,
     CommitMade,
     EndSession,
@@ -39,12 +40,14 @@ from triggers import (
     Event,
     FilesChanged,
     MessageQueued,
+    Observation,
     PhaseUnlocked,
     RunTests,
     SessionStarted,
     TestsResult,
     TriggerFired,
 )
+from triggers.records import TurnSummary
 
 __all__ = ["AnyioClock", "Clock", "Outcome", "Parts", "Session", "SessionView"]
 
@@ -151,7 +154,7 @@ class Session:
         """Run until the engine ends the session; then grade the final workspace."""
         clock = self.parts.clock
         self._start = clock.now()
-        send, receive = anyio.create_memory_object_stream[Event](max_buffer_size=math.inf)
+        send, receive = anyio.create_memory_object_stream[Event | Observation](max_buffer_size=math.inf)
         self._send = send
         status: Status = "completed"
         detail = ""
@@ -186,14 +189,22 @@ class Session:
     def _elapsed(self) -> float:
         return self.parts.clock.now() - self._start
 
-    def _emit(self, event: Event) -> None:
+    def _emit(self, event: Event | Observation) -> None:
         self._send.send_nowait(event)
 
-    def _dispatch(self, event: Event) -> None:
+    def _dispatch(self, event: Event | Observation) -> None:
         t = max(self._elapsed(), self._last_t, event.t)
         self._last_t = t
         event = dataclasses.replace(event, t=t)
         self._record(event.to_record(), t)
+        if not isinstance(event, AgentOutput | TurnSummary):  # an observation decides nothing
+            self._decide(event, t)
+        self.view.elapsed = t
+        if self._on_change is not None:
+            self._on_change(self.view)
+
+    def _decide(self, event: Event, t: float) -> None:
+        """Step the engine; log its decisions (synced) before carrying them out."""
         actions = self.engine.step(event)
         for action in actions:
             self._record(action.to_record(), t)
@@ -203,9 +214,6 @@ class Session:
         for action in actions:
             self._effect(action)
         self._rearm.set()
-        self.view.elapsed = t
-        if self._on_change is not None:
-            self._on_change(self.view)
 
     def _note(self, kind: str, **fields: Any) -> None:
         """Log a record that is not an engine input (an observation, for reports)."""
@@ -224,7 +232,7 @@ class Session:
             self._logger.info("tests", request=event.request, result=self.view.tests, cached=event.cached)
         elif isinstance(event, CommitMade):
             self._logger.info("commit", sha=event.sha[:10], message=event.message)
-        elif event.kind.startswith(("agent.", "message.delivered")) and event.kind != "agent.output":
+        elif event.kind.startswith(("agent.", "message.delivered")):
             self.view.agent = {
                 "agent.started": "started",
                 "agent.turn_ended": "idle",

@@ -24,7 +24,6 @@ from triggers.globs import compile_glob
 from triggers.records import (
     Action,
     AgentExited,
-    AgentOutput,
     AgentStarted,
     AgentTurnEnded,
     ClockTick,
@@ -41,15 +40,12 @@ from triggers.records import (
     TriggerCleared,
     TriggerFired,
     TriggerPending,
-    TurnSummary,
 )
 from triggers.spec import BRIEFING, Spec, TriggerSpec
 
 __all__ = ["Engine", "EngineError"]
 
 _INACTIVE, _PENDING, _FIRED, _DONE = range(4)
-#: Events that change no fact, only the time (most of a log is agent output).
-_INERT = frozenset({AgentOutput, ClockTick, TurnSummary})
 _STATE_NAMES = ("inactive", "pending", "fired", "done")
 
 
@@ -168,7 +164,7 @@ class Engine:
         if event.t < facts.t:
             raise EngineError(f"{event.kind} at t={event.t} is earlier than t={facts.t}")
         facts.t = event.t
-        if type(event) in _INERT and self._started and not (self._wakes and self._wakes[0][0] <= event.t):
+        if type(event) is ClockTick and self._started and not (self._wakes and self._wakes[0][0] <= event.t):
             # Only time moved and nothing is due: no fact changed, so no decision can. (Had
             # the last step left the session settled and idle, it would have ended then.)
             return ()
@@ -233,7 +229,7 @@ class Engine:
             actions.append(request)
         elif isinstance(event, AgentStarted):
             self._gone = False
-        # clock.tick, agent.output and turn.summary change no fact; step() collects due wake-ups.
+        # clock.tick changes no fact; step() collects due wake-ups.
 
     def _touch(
         self, changes: Iterable[tuple[str, str]], changed: list[str], *, by_agent: bool = True

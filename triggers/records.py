@@ -1,9 +1,10 @@
-"""Events (what happened) and actions (what the engine decided), as frozen records.
+"""Events (what happened), observations (what happened that decides nothing) and actions
+(what the engine decided), as frozen records.
 
-Both are written to the event log exactly as they are: ``to_record()`` gives a JSON-ready
+All are written to the event log exactly as they are: ``to_record()`` gives a JSON-ready
 dict whose ``kind`` names the type, and :func:`decode` turns such a dict back into the same
-object. Events carry their time ``t`` (seconds since the session started); actions take the
-time of the event that caused them.
+object. Events and observations carry their time ``t`` (seconds since the session started);
+actions take the time of the event that caused them. Only events are engine inputs.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "FilesChanged",
     "MessageDelivered",
     "MessageQueued",
+    "Observation",
     "PhaseResult",
     "PhaseUnlocked",
     "RecordError",
@@ -240,7 +242,7 @@ class AgentStarted(_Record):
 
 @dataclass(frozen=True, slots=True)
 class AgentOutput(_Record):
-    """Something the agent printed."""
+    """Something the agent printed (an observation: the engine never sees it)."""
 
     kind: ClassVar[str] = "agent.output"
     t: float
@@ -288,7 +290,7 @@ class TurnSummary(_Record):
     1). A figure the CLI did not report is ``None``, never 0. Token counts: ``input_tokens``
     is every prompt token, cached or not; ``cache_read_tokens`` and ``cache_write_tokens``
     are the parts of it read from and written to a prompt cache. ``transcript`` is the turn's
-    whole output, relative to the run folder. The engine ignores this event.
+    whole output, relative to the run folder. An observation: the engine never sees it.
     """
 
     kind: ClassVar[str] = "turn.summary"
@@ -313,12 +315,12 @@ Event = (
     | CommitMade
     | TestsResult
     | AgentStarted
-    | AgentOutput
     | AgentTurnEnded
     | AgentExited
     | MessageDelivered
-    | TurnSummary
 )
+#: What happened that can decide nothing: logged for the reports, never fed to the engine.
+Observation = AgentOutput | TurnSummary
 
 
 # --- actions -----------------------------------------------------------------------------
@@ -406,12 +408,11 @@ _EVENT_TYPES: tuple[type[_Record], ...] = (
     CommitMade,
     TestsResult,
     AgentStarted,
-    AgentOutput,
     AgentTurnEnded,
     AgentExited,
     MessageDelivered,
-    TurnSummary,
 )
+_OBSERVATION_TYPES: tuple[type[_Record], ...] = (AgentOutput, TurnSummary)
 _ACTION_TYPES: tuple[type[_Record], ...] = (
     TriggerPending,
     TriggerCleared,
@@ -423,9 +424,11 @@ _ACTION_TYPES: tuple[type[_Record], ...] = (
 )
 _FIELDS: dict[type, tuple[str, ...]] = {
     cls: tuple(f.name for f in fields(cls))
-    for cls in (*_EVENT_TYPES, *_ACTION_TYPES, FileChange, TestOutcome, PhaseResult)
+    for cls in (*_EVENT_TYPES, *_OBSERVATION_TYPES, *_ACTION_TYPES, FileChange, TestOutcome, PhaseResult)
 }
-_BY_KIND: dict[str, type[_Record]] = {cls.kind: cls for cls in (*_EVENT_TYPES, *_ACTION_TYPES)}
+_BY_KIND: dict[str, type[_Record]] = {
+    cls.kind: cls for cls in (*_EVENT_TYPES, *_OBSERVATION_TYPES, *_ACTION_TYPES)
+}
 
 #: Kinds that are engine inputs.
 EVENT_KINDS = frozenset(cls.kind for cls in _EVENT_TYPES)
@@ -463,15 +466,15 @@ _DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
-def decode(record: dict[str, Any]) -> Event | Action:
-    """The event or action a record holds; :class:`RecordError` if it holds neither."""
+def decode(record: dict[str, Any]) -> Event | Observation | Action:
+    """The event, observation or action a record holds; :class:`RecordError` if none."""
     kind: Any = record.get("kind")  # may be anything: a bad one is no key
     try:
         decoder = _DECODERS[kind]
     except (KeyError, TypeError):  # not a kind, or not even a string
         raise RecordError(f"unknown record kind {kind!r}") from None
     try:
-        obj: Event | Action = decoder(record)
+        obj: Event | Observation | Action = decoder(record)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise RecordError(f"malformed {kind} record: {error}") from None
     return obj

@@ -17,7 +17,7 @@ import anyio
 
 from orchestrator.challenge import Challenge
 from orchestrator.environments import Environment
-from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered
+from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered, Observation
 
 __all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]
 
@@ -45,7 +45,7 @@ class AgentContext:
     workspace: Path
     folder: Path  # the run's agent/ folder, for message files and transcripts
     challenge: Challenge
-    emit: Callable[[Event], None]
+    emit: Callable[[Event | Observation], None]
     turn_limit: float | None = None
     log: Any = None
     environment: Environment = field(default_factory=lambda: Environment(sys.executable))

@@ -90,8 +90,8 @@ def test_truncated_log_replays_what_is_complete(recorded: Path, tmp_path: Path) 
         ("", "empty log"),
         (None, "not a JSON line"),
         (
-            '{"format": "changeup-events", "version": 0}\n',
-            "event log version 0; this changeup reads version 1",
+            '{"format": "changeup-events", "version": 1}\n',
+            "event log version 1; this changeup reads version 2",
         ),
     ],
 )

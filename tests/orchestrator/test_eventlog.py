@@ -65,17 +65,21 @@ def test_corrupt_line_is_an_error_with_its_line_number(tmp_path: Path) -> None:
         read_log(path)
 
 
+HEAD = f'{{"format": "{FORMAT}", "version": {VERSION}}}\n'
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("", "empty log"),
         ('{"format": "other"}\n', "not a changeup event log"),
-        (f'{{"format": "{FORMAT}", "version": 99}}\n', "version 99; this changeup reads version 1"),
-        (f'{{"format": "{FORMAT}", "version": 1}}\n[1]\n', "expected a JSON object"),
-        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"kind": "x"}}\n', "needs 'seq' and 'kind'"),
-        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"kind": "x", "seq": "1"}}\n', "needs 'seq' and 'kind'"),
-        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"seq": 1, "kind": "x"}}{{}}\n', ":2: not a JSON line"),
-        (f'{{"format": "{FORMAT}", "version": 1}}\n{{"seq": 1, "kind": "x"}} 7\n', ":2: not a JSON line"),
+        (f'{{"format": "{FORMAT}", "version": 99}}\n', f"version 99; this changeup reads version {VERSION}"),
+        (f'{{"format": "{FORMAT}", "version": 1}}\n', f"version 1; this changeup reads version {VERSION}"),
+        (HEAD + "[1]\n", "expected a JSON object"),
+        (HEAD + '{"kind": "x"}\n', "needs 'seq' and 'kind'"),
+        (HEAD + '{"kind": "x", "seq": "1"}\n', "needs 'seq' and 'kind'"),
+        (HEAD + '{"seq": 1, "kind": "x"}{}\n', ":2: not a JSON line"),
+        (HEAD + '{"seq": 1, "kind": "x"} 7\n', ":2: not a JSON line"),
     ],
 )
 def test_unreadable_logs_say_why(tmp_path: Path, text: str, message: str) -> None:

@@ -9,7 +9,6 @@ import pytest
 
 from triggers import (
     AgentExited,
-    AgentOutput,
     AgentStarted,
     AgentTurnEnded,
     ClockTick,
@@ -431,7 +430,6 @@ def test_agent_exit_ends_even_with_messages_pending() -> None:
     e = engine(PIVOT, briefing="Go.")
     e.step(SessionStarted(0.0))
     e.step(AgentStarted(0.0))
-    e.step(AgentOutput(0.5, "hello"))
     e.step(AgentExited(1.0, 1))
     actions = e.step(result(2.0, request=2, phase1=(1, 0)))
     assert kinds(actions)[-1] == "session.ended"
