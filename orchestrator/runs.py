@@ -133,7 +133,7 @@ async def run_challenge(
             log.append({"kind": "session.aborted", "status": "invalid", "detail": detail}, 0.0, sync=True)
             log.close()
             return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
-        sandbox = detect_sandbox()
+        sandbox = detect_sandbox(environment.python)
         created = {"kind": "workspace.created", "baseline": baseline, "python": environment.python}
         log.append({**created, "sandbox": sandbox.describe()}, 0.0)
         if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
@@ -150,7 +150,9 @@ async def run_challenge(
 
         parts = Parts(
             repo=workspace,
-            runner=PytestRunner(challenge, workspace, folder.path / "scratch", python=environment.python),
+            runner=PytestRunner(
+                challenge, workspace, folder.path / "scratch", python=environment.python, sandbox=sandbox
+            ),
             watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
             agent=agent,
         )

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -97,7 +96,7 @@ class PytestRunner:
         self.scratch = scratch
         self.python = python
         self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
-        self.sandbox = sandbox or detect_sandbox()
+        self.sandbox = sandbox or detect_sandbox(python)
         # Hidden from the test processes: the challenge (solutions) and whatever else is asked.
         self.hide = [challenge.root, *hide]
         self._listings = {
@@ -109,8 +108,7 @@ class PytestRunner:
     async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
         """Export ``tree``, run ``phases``' tests on it, and read the verdicts."""
         started = time.perf_counter()
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix="run-", dir=self.scratch))
+        folder = self.sandbox.workdir(self.scratch)
         try:
             workspace = folder / "ws"
             hidden = folder / "hidden"
@@ -162,6 +160,7 @@ class PytestRunner:
 
     def _confined(self, folder: Path, argv: list[str]) -> list[str]:
         (folder / "out").mkdir(exist_ok=True)
+        self.sandbox.hand_over(folder, writable=[folder / "ws", folder / "out"])
         # The interpreter's environment may itself live under /tmp, which the sandbox replaces.
         interpreter = [Path(self.python).parent.parent, Path(self.python).resolve().parent.parent]
         return self.sandbox.tests(
