@@ -192,5 +192,9 @@ def _check_header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
         raise EventLogError(f"{path}:1: not a changeup event log (format {obj.get('format')!r})")
     version = obj.get("version")
     if version != VERSION:
-        raise EventLogError(f"{path}:1: event log version {version!r}; this changeup reads version {VERSION}")
+        older = isinstance(version, int) and version < VERSION
+        hint = "written by an older changeup" if older else "not one this changeup knows"
+        raise EventLogError(
+            f"{path}:1: event log version {version!r}; this changeup reads version {VERSION} ({hint})"
+        )
     return obj

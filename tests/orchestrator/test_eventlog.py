@@ -73,8 +73,14 @@ HEAD = f'{{"format": "{FORMAT}", "version": {VERSION}}}\n'
     [
         ("", "empty log"),
         ('{"format": "other"}\n', "not a changeup event log"),
-        (f'{{"format": "{FORMAT}", "version": 99}}\n', f"version 99; this changeup reads version {VERSION}"),
-        (f'{{"format": "{FORMAT}", "version": 1}}\n', f"version 1; this changeup reads version {VERSION}"),
+        (
+            f'{{"format": "{FORMAT}", "version": 99}}\n',
+            f"version 99; this changeup reads version {VERSION} \\(not one this changeup knows\\)",
+        ),
+        (
+            f'{{"format": "{FORMAT}", "version": 1}}\n',
+            f"version 1; this changeup reads version {VERSION} \\(written by an older changeup\\)",
+        ),
         (HEAD + "[1]\n", "expected a JSON object"),
         (HEAD + '{"kind": "x"}\n', "needs 'seq' and 'kind'"),
         (HEAD + '{"kind": "x", "seq": "1"}\n', "needs 'seq' and 'kind'"),
