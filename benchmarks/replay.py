@@ -116,7 +116,7 @@ def write_log(path: Path, count: int) -> tuple[int, int]:
     for event in events(count, seed=11):
         log.append(event.to_record(), event.t)
         lines += 1
-        if isinstance(event, AgentOutput):
+        if isinstance(event, Observation):
             continue  # an observation: logged, never stepped
         for action in engine.step(event):
             log.append(action.to_record(), event.t)

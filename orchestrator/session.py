@@ -32,7 +32,6 @@ from orchestrator.watcher import Watcher
 from orchestrator.workspace import Repository
 from triggers import (
     BRIEFING,
-    AgentOutput,
     ClockTick,
     CommitMade,
     EndSession,
@@ -47,7 +46,6 @@ from triggers import (
     TestsResult,
     TriggerFired,
 )
-from triggers.records import TurnSummary
 
 __all__ = ["AnyioClock", "Clock", "Outcome", "Parts", "Session", "SessionView"]
 
@@ -197,7 +195,7 @@ class Session:
         self._last_t = t
         event = dataclasses.replace(event, t=t)
         self._record(event.to_record(), t)
-        if not isinstance(event, AgentOutput | TurnSummary):  # an observation decides nothing
+        if not isinstance(event, Observation):  # an observation decides nothing
             self._decide(event, t)
         self.view.elapsed = t
         if self._on_change is not None:

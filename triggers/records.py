@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from operator import itemgetter
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 __all__ = [
     "ACTION_KINDS",
@@ -401,27 +401,10 @@ Action = (
     TriggerPending | TriggerCleared | TriggerFired | PhaseUnlocked | MessageQueued | RunTests | EndSession
 )
 
-_EVENT_TYPES: tuple[type[_Record], ...] = (
-    SessionStarted,
-    ClockTick,
-    FilesChanged,
-    CommitMade,
-    TestsResult,
-    AgentStarted,
-    AgentTurnEnded,
-    AgentExited,
-    MessageDelivered,
-)
-_OBSERVATION_TYPES: tuple[type[_Record], ...] = (AgentOutput, TurnSummary)
-_ACTION_TYPES: tuple[type[_Record], ...] = (
-    TriggerPending,
-    TriggerCleared,
-    TriggerFired,
-    PhaseUnlocked,
-    MessageQueued,
-    RunTests,
-    EndSession,
-)
+# The same types as tuples, taken from the unions so that each list is written once.
+_EVENT_TYPES: tuple[type[_Record], ...] = get_args(Event)
+_OBSERVATION_TYPES: tuple[type[_Record], ...] = get_args(Observation)
+_ACTION_TYPES: tuple[type[_Record], ...] = get_args(Action)
 _FIELDS: dict[type, tuple[str, ...]] = {
     cls: tuple(f.name for f in fields(cls))
     for cls in (*_EVENT_TYPES, *_OBSERVATION_TYPES, *_ACTION_TYPES, FileChange, TestOutcome, PhaseResult)
