@@ -17,13 +17,13 @@ import anyio
 
 from orchestrator.agents import ScriptedAgent
 from orchestrator.challenge import Challenge
-from orchestrator.environments import EnvironmentFailure, environment_for
 from orchestrator.eventlog import read_log
+from orchestrator.grading.environments import EnvironmentFailure, environment_for
+from orchestrator.grading.testids import covers
+from orchestrator.grading.testrun import PytestRunner
 from orchestrator.judge import Judge, RuleJudge
 from orchestrator.replay import replay_records
 from orchestrator.runs import RunFolder, run_challenge
-from orchestrator.testids import covers
-from orchestrator.testrun import PytestRunner
 from orchestrator.workspace import Workspace
 
 __all__ = ["Check", "calibrate", "exact_match"]

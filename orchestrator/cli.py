@@ -20,8 +20,8 @@ from orchestrator.agents.presets import installed
 from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
-from orchestrator.environments import EnvironmentFailure
 from orchestrator.eventlog import EventLogError, LogContents, read_log
+from orchestrator.grading.environments import EnvironmentFailure
 from orchestrator.judge import JudgeSpecError, parse_judge
 from orchestrator.loader import ChallengeError, load_challenge, validate
 from orchestrator.render import clock, print_summary

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.challenge import Criterion
-from orchestrator.processes import run_process_group
+from orchestrator.grading.processes import run_process_group
 
 __all__ = ["CommandJudge", "Judge", "JudgeSpecError", "RuleJudge", "Verdict", "parse_judge"]
 

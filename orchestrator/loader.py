@@ -24,8 +24,8 @@ from orchestrator.challenge import (
     TriggerModel,
     seed_phase_name,
 )
+from orchestrator.grading.testids import TestFileError, covers, list_tests
 from orchestrator.sourcemap import Path_, Problem, SourceError, SourceMap, load_yaml
-from orchestrator.testids import TestFileError, covers, list_tests
 from triggers import (
     ConditionError,
     Expr,

@@ -18,15 +18,15 @@ from typing import Any
 import anyio
 
 from orchestrator.challenge import Challenge
-from orchestrator.environments import environment_for
 from orchestrator.eventlog import LogContents
+from orchestrator.grading.environments import environment_for
+from orchestrator.grading.testrun import PytestRunner, TestRun
 from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
 from orchestrator.render import percent, report_markdown
 from orchestrator.report import build_report
 from orchestrator.rubric import score_rubric
 from orchestrator.runs import RunFolder
-from orchestrator.testrun import PytestRunner, TestRun
 from orchestrator.workspace import Workspace
 
 __all__ = ["Rescore", "differences", "rescore"]

@@ -27,17 +27,17 @@ import structlog
 
 from orchestrator.agents import Agent
 from orchestrator.challenge import Challenge
-from orchestrator.environments import EnvironmentFailure, environment_for
 from orchestrator.eventlog import EventLog, read_log
+from orchestrator.grading.environments import EnvironmentFailure, environment_for
+from orchestrator.grading.sandbox import detect_sandbox
+from orchestrator.grading.testrun import PytestRunner
 from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
 from orchestrator.manifest import freeze_manifest
 from orchestrator.render import report_markdown
 from orchestrator.report import build_report
 from orchestrator.rubric import score_rubric
-from orchestrator.sandbox import detect_sandbox
 from orchestrator.session import Outcome, Parts, Session, SessionView
-from orchestrator.testrun import PytestRunner
 from orchestrator.watcher import FsWatcher
 from orchestrator.workspace import GitError, Workspace
 

@@ -24,10 +24,10 @@ import structlog
 
 from orchestrator.agents import Agent, AgentContext, AgentUnavailable, Mailbox, Message
 from orchestrator.challenge import Challenge
-from orchestrator.environments import Environment
 from orchestrator.eventlog import EventLog
-from orchestrator.seal import broken_seals, seal_phase
-from orchestrator.testrun import TestRun, TestRunner, void
+from orchestrator.grading.environments import Environment
+from orchestrator.grading.seal import broken_seals, seal_phase
+from orchestrator.grading.testrun import TestRun, TestRunner, void
 from orchestrator.watcher import Watcher
 from orchestrator.workspace import Repository
 from triggers import (

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 
 from orchestrator.agents import AgentContext, Message, TurnAgent
-from orchestrator.testrun import TestRun
+from orchestrator.grading.testrun import TestRun
 from orchestrator.watcher import Batch
 from triggers import FileChange, PhaseResult
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import anyio
 
 from orchestrator.challenge import Challenge
-from orchestrator.environments import Environment
+from orchestrator.grading.environments import Environment
 from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered, Observation
 
 __all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]

@@ -36,7 +36,7 @@ from orchestrator.agents.base import (
     message_text,
 )
 from orchestrator.agents.transcript import Redactor
-from orchestrator.processes import kill_group, run_process_group
+from orchestrator.grading.processes import kill_group, run_process_group
 from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
 
 __all__ = ["END_MARKER", "TURN_DONE", "CommandAgent", "ProcessAgent"]

@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from orchestrator.grading.processes import run_process_group
+from orchestrator.grading.testrun import PytestRunner
 from orchestrator.loader import load_challenge
-from orchestrator.processes import run_process_group
-from orchestrator.testrun import PytestRunner
 from orchestrator.watcher import FsWatcher
 from orchestrator.workspace import Workspace
 from triggers import FileChange

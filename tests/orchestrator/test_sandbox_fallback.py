@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.grading.sandbox import Sandbox, detect_sandbox
+from orchestrator.grading.testrun import PytestRunner
 from orchestrator.loader import load_challenge
-from orchestrator.sandbox import Sandbox, detect_sandbox
-from orchestrator.testrun import PytestRunner
 from orchestrator.workspace import Workspace
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.sandbox import detect_sandbox
+from orchestrator.grading.sandbox import detect_sandbox
 
 pytestmark = pytest.mark.slow
 

@@ -2,9 +2,9 @@
 
 The hidden tests never enter the workspace. A run exports the snapshot to ``scratch/ws``
 (the working directory, importable), copies each phase's tests to ``scratch/hidden/<phase>``
-and runs them through the hardened harness (``orchestrator.harness``: isolated Python,
+and runs them through the hardened harness (``orchestrator.grading.harness``: isolated Python,
 empty pytest configuration, canaries, a result stream cross-checked with the JUnit XML)
-inside the sandbox (``orchestrator.sandbox``). A listed test that did not report is
+inside the sandbox (``orchestrator.grading.sandbox``). A listed test that did not report is
 *missing* and a skipped hidden test counts as failed: a hidden test passes only by running.
 A run whose results show signs of forgery has the status ``tampered``.
 """
@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from orchestrator.challenge import Challenge, Phase
-from orchestrator.harness import BOOTSTRAP, cross_check, plant_canaries, read_stream
-from orchestrator.junit import JUnitError, Verdict, read_junit
-from orchestrator.processes import Finished, run_process_group
-from orchestrator.sandbox import Sandbox, detect_sandbox
-from orchestrator.testids import covers, list_tests
+from orchestrator.grading.harness import BOOTSTRAP, cross_check, plant_canaries, read_stream
+from orchestrator.grading.junit import JUnitError, Verdict, read_junit
+from orchestrator.grading.processes import Finished, run_process_group
+from orchestrator.grading.sandbox import Sandbox, detect_sandbox
+from orchestrator.grading.testids import covers, list_tests
 from orchestrator.workspace import Repository
 from triggers import PhaseResult, TestOutcome
 

@@ -31,7 +31,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.junit import Verdict
+from orchestrator.grading.junit import Verdict
 
 __all__ = ["BOOTSTRAP", "Canaries", "cross_check", "plant_canaries", "read_stream"]
 

@@ -1,0 +1,1 @@
+"""The trust boundary: everything that decides whether a verdict counts."""
