@@ -18,7 +18,7 @@ import anyio
 from orchestrator.agents import ScriptedAgent
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import read_log
-from orchestrator.grading.environments import EnvironmentFailure, environment_for
+from orchestrator.grading.environments import EnvironmentFailure, grading_environment
 from orchestrator.grading.testids import covers
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.judge import Judge, RuleJudge
@@ -93,7 +93,7 @@ async def _starter_check(challenge: Challenge, out: Path) -> Check:
     """Each phase's changed-requirement tests must fail on the untouched starter."""
     folder = RunFolder.new(out, challenge, "starter").path
     workspace = Workspace.create(challenge.workspace, folder / "workspace", folder / "shadow.git")
-    environment = await anyio.to_thread.run_sync(environment_for, challenge.model.requirements)
+    environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
     runner = PytestRunner(challenge, workspace, folder / "scratch", python=environment.python)
     tree = await workspace.snapshot()
     passing: list[str] = []

@@ -169,11 +169,17 @@ class Scoring(_Strict):
 
 
 class Limits(_Strict):
-    """Time limits."""
+    """Time and size limits."""
 
     session: Seconds = Field(3600.0, description="The whole session.")
     test_run: Seconds = Field(120.0, description="One hidden test run.")
     agent_turn: Seconds | None = Field(None, description="One agent turn (none: only the session limit).")
+    workspace_files: int = Field(
+        10_000, ge=1, description="Most files a workspace snapshot may hold (caches and .git aside)."
+    )
+    workspace_mb: float = Field(
+        100.0, gt=0, description="Most megabytes a workspace snapshot may hold (sparse files at full size)."
+    )
 
 
 class BrokenVariant(_Strict):

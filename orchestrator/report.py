@@ -11,6 +11,7 @@ from typing import Any
 
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import LogContents
+from orchestrator.grading.policy import counts
 
 __all__ = ["REPORT_VERSION", "USAGE_FIGURES", "build_report"]
 
@@ -73,8 +74,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         elif kind == "git.commit":
             commits += 1
     turn_rows = _agent_turns(records)
-    # A grading that failed to run says nothing about the agent: fall back to the last run.
-    final = graded if graded is not None and graded.get("phases") else last_result
+    final = graded if graded is not None else last_result
     verdicts = {p["phase"]: p for p in (final or {}).get("phases", [])}
     phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts) for p in challenge.phases]
     total_weight = sum(p.weight for p in challenge.phases) or 1.0
@@ -84,12 +84,16 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     status = "interrupted" if contents.torn else "completed"
     if aborted is not None:
         status = aborted["status"]
-    elif ended is None:
+    elif ended is None or graded is None:  # stopped before its end, or before its final grading
         status = "interrupted"
+    elif graded.get("status") == "invalid":  # the grader could not run: nothing is said of the agent
+        status = "invalid"
+    grading_status = (final or {}).get("status", "missing")
     all_reached = len(reached) == len(phases)
     critical = [c["id"] for c in rubric or [] if c["critical_failure"]]
     full = (
         status == "completed"
+        and counts(grading_status)
         and all_reached
         and all(r["total"] > 0 and r["passed"] == r["total"] for r in reached)
         and all(c["score"] == 1 for c in rubric or [])
@@ -111,7 +115,9 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "agent": header.get("agent"),
             "started_at": header.get("started_at"),
             "status": status,
-            "detail": (aborted or {}).get("detail", ""),
+            "detail": (aborted or graded or {}).get("detail", "")
+            if status == "invalid"
+            else (aborted or {}).get("detail", ""),
             "end_reason": (ended or {}).get("reason"),
             "end_detail": (ended or {}).get("detail", ""),
             "elapsed": records[-1]["t"] if records else 0.0,
@@ -127,7 +133,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "graded_on": "final workspace"
             if final is graded and graded
             else ("last test run" if final is not None else "nothing"),
-            "grading_status": (final or {}).get("status", "missing"),
+            "grading_status": grading_status,
             "grading_detail": (final or {}).get("detail", ""),
         },
         "phases": phases,

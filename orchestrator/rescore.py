@@ -19,7 +19,7 @@ import anyio
 
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import LogContents
-from orchestrator.grading.environments import environment_for
+from orchestrator.grading.environments import grading_environment
 from orchestrator.grading.testrun import PytestRunner, TestRun
 from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
@@ -49,7 +49,7 @@ async def rescore(
 ) -> Rescore:
     """Re-test every recorded snapshot and write ``report-rescored.{json,md,html}``."""
     workspace = Workspace.attach(folder.workspace, folder.shadow)
-    environment = await anyio.to_thread.run_sync(environment_for, challenge.model.requirements)
+    environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
     runner = PytestRunner(challenge, workspace, folder.path / "rescore-scratch", python=environment.python)
     verdicts: dict[tuple[str, tuple[str, ...]], TestRun] = {}
     records = copy.deepcopy(contents.records)

@@ -7,7 +7,6 @@ written to the log (``session.scored``) so reports are built from the log alone.
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -60,25 +59,6 @@ def _snapshots(records: list[dict[str, Any]]) -> dict[str, str]:
     return first
 
 
-def _agent_commits(workspace: Path) -> list[tuple[str, str]]:
-    """Commits after the baseline (the root commit), oldest first."""
-    roots = subprocess.run(
-        ["git", "rev-list", "--max-parents=0", "HEAD"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.split()
-    done = subprocess.run(
-        ["git", "log", "--reverse", "--format=%H%x00%s", "HEAD", *(f"^{root}" for root in roots)],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return [(sha, subject) for sha, _, subject in (line.partition("\0") for line in done.stdout.splitlines())]
-
-
 async def score_rubric(
     challenge: Challenge, workspace: Workspace, records: list[dict[str, Any]], judge: Judge
 ) -> list[dict[str, Any]]:
@@ -102,7 +82,7 @@ async def score_rubric(
             snapshots={
                 name.removeprefix("phase-"): root / name for name in trees if name.startswith("phase-")
             },
-            commits=_agent_commits(workspace.path),
+            commits=await workspace.commits(),
         )
         text = collect_evidence_text(records, evidence.final, evidence.baseline)
         return [await _criterion(c, evidence, verdicts, text, judge) for c in criteria_for(challenge)]

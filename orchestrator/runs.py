@@ -28,8 +28,9 @@ import structlog
 from orchestrator.agents import Agent
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import EventLog, read_log
-from orchestrator.grading.environments import EnvironmentFailure, environment_for
+from orchestrator.grading.environments import EnvironmentFailure, environments_for, seal_of
 from orchestrator.grading.sandbox import detect_sandbox
+from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
@@ -124,18 +125,31 @@ async def run_challenge(
     logger = structlog.get_logger().bind(session=folder.path.name)
     try:
         try:
-            workspace = Workspace.create(challenge.workspace, folder.workspace, folder.shadow)
+            limits = challenge.model.limits
+            workspace = Workspace.create(
+                challenge.workspace,
+                folder.workspace,
+                folder.shadow,
+                max_files=limits.workspace_files,
+                max_bytes=int(limits.workspace_mb * 1e6),
+            )
             baseline = await workspace.snapshot()
-            environment = await anyio.to_thread.run_sync(environment_for, challenge.model.requirements)
+            environments = await anyio.to_thread.run_sync(environments_for, challenge.model.requirements)
         except (GitError, OSError, EnvironmentFailure) as error:
             # The environment failed, not the agent: the run is invalid, never a zero.
             detail = f"could not set up the run: {error}"
             log.append({"kind": "session.aborted", "status": "invalid", "detail": detail}, 0.0, sync=True)
             log.close()
             return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
-        sandbox = detect_sandbox(environment.python)
-        created = {"kind": "workspace.created", "baseline": baseline, "python": environment.python}
+        grading = environments.grading
+        sandbox = detect_sandbox(grading.python)
+        created = {"kind": "workspace.created", "baseline": baseline, "python": grading.python}
         log.append({**created, "sandbox": sandbox.describe()}, 0.0)
+        # Everything that grades the agent, as it is now; checked at every grading.
+        seals = Seals.take(challenge, grading.prefix)
+        for phase, files in seals.tests.items():
+            record = {"kind": "phase.sealed", "phase": phase, "files": files}
+            log.append({**record, "environment": seal_of(grading.prefix)}, 0.0)
         if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
             logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
         await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe())
@@ -151,7 +165,12 @@ async def run_challenge(
         parts = Parts(
             repo=workspace,
             runner=PytestRunner(
-                challenge, workspace, folder.path / "scratch", python=environment.python, sandbox=sandbox
+                challenge,
+                workspace,
+                folder.path / "scratch",
+                python=grading.python,
+                sandbox=sandbox,
+                sealed=seals.tests,
             ),
             watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
             agent=agent,
@@ -164,7 +183,8 @@ async def run_challenge(
             workspace=folder.workspace,
             on_change=on_change,
             logger=logger,
-            environment=environment,
+            environment=environments.agent,
+            seals=seals,
             confine=confine,
         )
         outcome = await session.run()

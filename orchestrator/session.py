@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,10 +25,11 @@ from orchestrator.agents import Agent, AgentContext, AgentUnavailable, Mailbox, 
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import EventLog
 from orchestrator.grading.environments import Environment
-from orchestrator.grading.seal import broken_seals, seal_phase
-from orchestrator.grading.testrun import TestRun, TestRunner, void
+from orchestrator.grading.policy import counts, void
+from orchestrator.grading.seal import Seals
+from orchestrator.grading.testrun import TestRun, TestRunner, refused
 from orchestrator.watcher import Watcher
-from orchestrator.workspace import Repository
+from orchestrator.workspace import OverLimits, Repository
 from triggers import (
     BRIEFING,
     ClockTick,
@@ -121,6 +121,7 @@ class Session:
         on_change: Callable[[SessionView], None] | None = None,
         logger: Any = None,
         environment: Environment | None = None,
+        seals: Seals | None = None,
         confine: Callable[[list[str]], list[str]] = list,
     ) -> None:
         self.challenge = challenge
@@ -142,8 +143,9 @@ class Session:
         self._cache: dict[tuple[str, tuple[str, ...]], TestRun] = {}
         self._messages = 0
         self._unlocks = {t.id: t.unlocks for t in challenge.spec.triggers}
-        self.environment = environment or Environment(sys.executable)
-        self._seals: list[dict[str, Any]] = []
+        #: the agent's environment (first on its PATH); None: the agent's PATH as it is
+        self.environment = environment
+        self._seals = seals
         self._confine = confine
 
     # --- the loop ----------------------------------------------------------------------
@@ -260,9 +262,6 @@ class Session:
             self._pending = action
             self._tests_wanted.set()
         elif isinstance(action, PhaseUnlocked):
-            seal = seal_phase(self.challenge.phase(action.phase), self.environment.python)
-            self._seals.append(seal)
-            self._note("phase.sealed", **seal)
             self.view.phase = action.phase
             self._logger = self._logger.bind(phase=action.phase)
             self._logger.info("phase unlocked", by=action.trigger or "start")
@@ -305,14 +304,25 @@ class Session:
             self._emit(await self._tests_for(request))
 
     async def _tests_for(self, request: RunTests) -> TestsResult:
-        tree = await self.parts.repo.snapshot()
+        try:
+            tree = await self.parts.repo.snapshot()
+        except OverLimits as over:
+            # Never a silent slowdown: recorded, not tested, and every test fails.
+            self._note(
+                "workspace.over_limits", files=over.size.files, bytes=over.size.bytes, detail=str(over)
+            )
+            self._logger.warning("workspace over its limits", detail=str(over))
+            run = refused(self.challenge, request.phases, str(over))
+            return TestsResult(0.0, request.request, "", run.phases, run.status, run.detail)
         key = (tree, request.phases)
-        run = self._cache.get(key)
-        if run is not None:
-            return TestsResult(0.0, request.request, tree, run.phases, run.status, run.detail, 0.0, True)
+        cached = self._cache.get(key)
+        if cached is not None:
+            phases, status, detail = cached.phases, cached.status, cached.detail
+            return TestsResult(0.0, request.request, tree, phases, status, detail, 0.0, True)
         self._note("tests.started", request=request.request, snapshot=tree, phases=list(request.phases))
         run = await self.parts.runner.run(tree, request.phases)
-        self._cache[key] = run
+        if counts(run.status):  # a run that does not count is never reused: the tree is tested again
+            self._cache[key] = run
         return TestsResult(
             0.0, request.request, tree, run.phases, run.status, run.detail, round(run.seconds, 3)
         )
@@ -343,12 +353,13 @@ class Session:
             with anyio.CancelScope(shield=True):
                 result = await self._tests_for(RunTests(0, phases, "final grading"))
         except Exception as error:  # grading must not lose the log
-            self._note("session.graded", status="error", detail=f"grading failed: {error}")
+            self._note("session.graded", status="invalid", detail=f"the final grading failed: {error}")
             return None
-        broken = broken_seals(self._seals, {p.id: p for p in self.challenge.phases}, self.environment.python)
+        broken = self._seals.broken(self.challenge) if self._seals is not None else []
         if broken:
-            detail = "tampered: " + "; ".join(broken)
-            result = dataclasses.replace(result, phases=void(result.phases), status="tampered", detail=detail)
+            verdicts = void(result.phases, "tampered") if counts(result.status) else result.phases
+            detail = "; ".join([*broken, result.detail] if result.detail else broken)
+            result = dataclasses.replace(result, phases=verdicts, status="tampered", detail=detail)
         fields = {k: v for k, v in result.to_record().items() if k not in ("kind", "t")}
         self._note("session.graded", **fields)
         return result

@@ -16,7 +16,7 @@ from typing import Protocol
 import anyio
 from watchfiles import Change, awatch
 
-from orchestrator.workspace import IGNORED
+from orchestrator.workspace import BYTECODE, IGNORED
 from triggers import FileChange
 
 __all__ = ["Batch", "FsWatcher", "Watcher", "classify"]
@@ -56,7 +56,7 @@ def classify(root: Path, raw: set[tuple[Change, str]]) -> Batch:
         if relative.startswith(".git/") or relative == ".git":
             git = git or relative in _GIT_SIGNALS or relative.startswith(".git/refs/")
             continue
-        if any(part in IGNORED for part in relative.split("/")) or relative.endswith(".pyc"):
+        if any(part in IGNORED for part in relative.split("/")) or relative.endswith(BYTECODE):
             continue
         if path.is_dir():
             continue

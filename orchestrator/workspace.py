@@ -3,25 +3,37 @@
 The workspace is a fresh copy of the challenge's ``workspace/`` template with a git
 repository holding one baseline commit, so the agent sees a normal project and nothing of
 later phases. Snapshots live in a separate bare repository (``shadow.git``) whose work
-tree is the workspace: ``git add -A`` + ``git write-tree`` turns the workspace into a tree
-id without touching the agent's ``.git``. Equal trees have equal ids, which is how an
+tree is the workspace: ``git add`` + ``git write-tree`` turns the workspace into a tree id
+without touching the agent's ``.git``. Equal trees have equal ids, which is how an
 unchanged workspace is never tested twice.
+
+A snapshot is the workspace as it is, minus :data:`IGNORED` (tool state, caches,
+environments) and bytecode, whatever the agent's ``.gitignore`` says: the hidden tests grade
+the source the agent wrote. Before each snapshot the workspace is measured against the
+challenge's limits; a workspace over them is not snapshotted (:class:`OverLimits`).
+
+Every git call goes through the neutral git (``orchestrator.grading.git``): nothing the
+agent configured runs on the host. The agent's commits are read through the shadow
+repository, from a ``HEAD`` read off the agent's files.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import posixpath
 import shutil
-import subprocess
 import tarfile
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 import anyio
 
-__all__ = ["IGNORED", "GitError", "Repository", "Workspace"]
+from orchestrator.grading.git import GitError, git, git_sync, read_head
+
+__all__ = ["BYTECODE", "IGNORED", "GitError", "OverLimits", "Repository", "Size", "Workspace"]
 
 #: Never part of a snapshot or a file-change event: tool state, caches, environments.
 IGNORED = (
@@ -36,18 +48,43 @@ IGNORED = (
     "node_modules",
     ".hypothesis",
 )
+BYTECODE = (".pyc", ".pyo")
 
-_IDENTITY = ("-c", "user.name=changeup", "-c", "user.email=changeup@localhost")
-_GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+_EPOCH = "2000-01-01T00:00:00Z"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "changeup",
+    "GIT_AUTHOR_EMAIL": "changeup@localhost",
+    "GIT_COMMITTER_NAME": "changeup",
+    "GIT_COMMITTER_EMAIL": "changeup@localhost",
 }
 
+#: What ``git add`` takes: everything, ignore files overruled, minus these.
+_PATHSPEC = (
+    ".",
+    *(f":(exclude,glob)**/{name}/**" for name in IGNORED),
+    *(f":(exclude,glob)**/*{suffix}" for suffix in BYTECODE),
+)
 
-class GitError(RuntimeError):
-    """A git command failed; the message carries its stderr."""
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """How big a workspace is: files (links count) and their apparent bytes (sparse or not)."""
+
+    files: int
+    bytes: int
+
+
+class OverLimits(Exception):
+    """The workspace is over the challenge's limits; no snapshot was taken."""
+
+    def __init__(self, size: Size, max_files: int, max_bytes: int) -> None:
+        over = []
+        if size.files > max_files:
+            over.append(f"{size.files:,} files (limit {max_files:,})")
+        if size.bytes > max_bytes:
+            over.append(f"{size.bytes / 1e6:,.1f} MB (limit {max_bytes / 1e6:,.1f} MB)")
+        super().__init__("the workspace is over its limits: " + " and ".join(over))
+        self.size = size
 
 
 class Repository(Protocol):
@@ -57,7 +94,7 @@ class Repository(Protocol):
         """Workspace-relative paths of the files in the workspace now."""
 
     async def snapshot(self) -> str:
-        """Record the workspace as it is now; returns its tree id."""
+        """Record the workspace as it is now; returns its tree id (raises :class:`OverLimits`)."""
 
     async def export(self, tree: str, dest: Path) -> None:
         """Write the files of snapshot ``tree`` into ``dest``."""
@@ -66,43 +103,37 @@ class Repository(Protocol):
         """Commits the agent made since the last call, oldest first: (sha, subject)."""
 
 
-def _git_sync(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        ["git", *_IDENTITY, *args],
-        cwd=cwd,
-        env={**os.environ, **_GIT_ENV, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
-    return done.stdout
+def _tracked(names: Sequence[str]) -> list[str]:
+    return [n for n in names if not n.endswith(BYTECODE)]
 
 
 class Workspace:
     """A workspace folder with its agent-visible repository and its shadow repository."""
 
-    def __init__(self, path: Path, shadow: Path) -> None:
+    def __init__(self, path: Path, shadow: Path, *, max_files: int = 0, max_bytes: int = 0) -> None:
         self.path = path
         self.shadow = shadow
-        self._seen_head = self._head_sync()
+        self.max_files = max_files  # 0: no limit
+        self.max_bytes = max_bytes
+        self._seen_head = read_head(path)
 
     @classmethod
-    def create(cls, template: Path, path: Path, shadow: Path) -> Workspace:
+    def create(
+        cls, template: Path, path: Path, shadow: Path, *, max_files: int = 0, max_bytes: int = 0
+    ) -> Workspace:
         """Copy ``template`` to ``path``, commit it as the baseline, and start the shadow repo."""
         path, shadow = path.resolve(), shadow.resolve()
         shutil.copytree(template, path, ignore=shutil.ignore_patterns(*IGNORED))
-        _git_sync(["init", "-q", "-b", "main"], path)
+        git_sync(["init", "-q", "-b", "main"], cwd=path)
         # So an agent's own `git commit` works on a machine with no global identity.
-        _git_sync(["config", "user.name", "changeup agent"], path)
-        _git_sync(["config", "user.email", "agent@changeup.invalid"], path)
-        _git_sync(["add", "-A"], path)
-        _git_sync(["commit", "-q", "--allow-empty", "-m", "Starting point"], path)
-        _git_sync(["init", "-q", "--bare", str(shadow)], path)
-        (shadow / "info").mkdir(exist_ok=True)
-        (shadow / "info" / "exclude").write_text("".join(f"{name}/\n" for name in IGNORED) + "*.pyc\n")
-        return cls(path, shadow)
+        git_sync(["config", "user.name", "changeup agent"], cwd=path)
+        git_sync(["config", "user.email", "agent@changeup.invalid"], cwd=path)
+        git_sync(["add", "-A"], cwd=path)
+        # The same template gives the same baseline commit, whoever runs it and when.
+        baseline = {**_IDENTITY, "GIT_AUTHOR_DATE": _EPOCH, "GIT_COMMITTER_DATE": _EPOCH}
+        git_sync(["commit", "-q", "--allow-empty", "-m", "Starting point"], cwd=path, env=baseline)
+        git_sync(["init", "-q", "--bare", str(shadow)], cwd=path)
+        return cls(path, shadow, max_files=max_files, max_bytes=max_bytes)
 
     @classmethod
     def attach(cls, path: Path, shadow: Path) -> Workspace:
@@ -117,75 +148,100 @@ class Workspace:
         for root, dirs, names in os.walk(self.path):
             dirs[:] = sorted(d for d in dirs if d not in IGNORED)
             base = Path(root).relative_to(self.path)
-            out += [(base / name).as_posix() for name in names if not name.endswith(".pyc")]
+            out += [(base / name).as_posix() for name in _tracked(names)]
         return sorted(out)
 
+    def size(self) -> Size:
+        """The files a snapshot would take, and their bytes."""
+        files = size = 0
+        for root, dirs, names in os.walk(self.path):
+            dirs[:] = [d for d in dirs if d not in IGNORED]
+            for name in _tracked(names):
+                files += 1
+                try:
+                    size += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    continue  # gone since the walk listed it
+        # Links to folders are not followed by the walk: they are files of the snapshot.
+        return Size(files, size)
+
     async def snapshot(self) -> str:
-        """``git add -A`` into the shadow index, then ``write-tree``: the snapshot's tree id.
+        """The workspace into the shadow index, then ``write-tree``: the snapshot's tree id.
 
         The agent may be writing while the snapshot is taken; git then cannot index a file
         that changes under it. Such a file is retried a few times, and after that the
         snapshot keeps its previous content (the next change batch takes a new snapshot).
         """
+        if self.max_files or self.max_bytes:
+            size = await anyio.to_thread.run_sync(self.size)
+            files_over = self.max_files and size.files > self.max_files
+            if files_over or (self.max_bytes and size.bytes > self.max_bytes):
+                raise OverLimits(size, self.max_files or size.files, self.max_bytes or size.bytes)
         for attempt in range(4):
             try:
-                await self._shadow("add", "-A", "--ignore-errors", ".")
+                await self._shadow("add", "-A", "--force", "--ignore-errors", "--", *_PATHSPEC)
                 break
             except GitError:
                 if attempt == 3:
                     break
                 await anyio.sleep(0.05 * (attempt + 1))
-        return (await self._shadow("write-tree")).strip()
+        return (await self._shadow("write-tree")).decode().strip()
 
     async def export(self, tree: str, dest: Path) -> None:
-        """Extract snapshot ``tree`` into ``dest`` (created if missing)."""
-        archive = await self._shadow_bytes("archive", "--format=tar", tree)
+        """Extract snapshot ``tree`` into ``dest`` (created if missing); links out of it are left out."""
+        archive = await self._shadow("archive", "--format=tar", tree)
         dest.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(dest, filter="tar")
+            tar.extractall(dest, members=_inside(tar.getmembers()), filter="tar")
 
     async def new_commits(self) -> list[tuple[str, str]]:
         """Commits reachable from HEAD that were not seen before, oldest first."""
-        head = self._head_sync()
+        head = read_head(self.path)
         if head is None or head == self._seen_head:
             return []
-        span = head if self._seen_head is None else f"{self._seen_head}..{head}"
-        done = await anyio.run_process(
-            ["git", "log", "--reverse", "--format=%H%x00%s", span],
-            cwd=self.path,
-            env={**os.environ, **_GIT_ENV},
-            check=False,
-        )
+        span = [head] if self._seen_head is None else [head, f"^{self._seen_head}"]
         self._seen_head = head
-        if done.returncode != 0:  # history rewritten: report only the new head
+        try:
+            return await self._log(span)
+        except GitError:  # history rewritten, or objects git cannot read: report the new head
             return [(head, "")]
-        lines = done.stdout.decode("utf-8", "replace").splitlines()
-        return [(sha, subject) for sha, _, subject in (line.partition("\0") for line in lines)]
+
+    async def commits(self) -> list[tuple[str, str]]:
+        """Every commit after the baseline (the root commits), oldest first."""
+        head = read_head(self.path)
+        if head is None:
+            return []
+        try:
+            roots = (await self._agent("rev-list", "--max-parents=0", head)).decode().split()
+            return await self._log([head, *(f"^{root}" for root in roots)])
+        except GitError:
+            return []
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _head_sync(self) -> str | None:
-        done = subprocess.run(
-            ["git", "rev-parse", "-q", "--verify", "HEAD"],
-            cwd=self.path,
-            env={**os.environ, **_GIT_ENV},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return done.stdout.strip() or None
+    async def _log(self, span: list[str]) -> list[tuple[str, str]]:
+        out = await self._agent("log", "--reverse", "--no-show-signature", "--format=%H%x00%s", *span, "--")
+        lines = out.decode("utf-8", "replace").splitlines()
+        return [(sha, subject) for sha, _, subject in (line.partition("\0") for line in lines)]
 
-    async def _shadow(self, *args: str) -> str:
-        return (await self._shadow_bytes(*args)).decode("utf-8", "replace")
+    async def _agent(self, *args: str) -> bytes:
+        """Read the agent's objects through the shadow repository (its config is ours)."""
+        objects = self.path / ".git" / "objects"
+        env = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)}
+        return await git([f"--git-dir={self.shadow}", *args], cwd=self.shadow, env=env)
 
-    async def _shadow_bytes(self, *args: str) -> bytes:
-        done = await anyio.run_process(
-            ["git", f"--git-dir={self.shadow}", f"--work-tree={self.path}", *args],
-            cwd=self.path,
-            env={**os.environ, **_GIT_ENV},
-            check=False,
-        )
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip()
-            raise GitError(f"git {' '.join(args)} failed: {message}")
-        return bytes(done.stdout)
+    async def _shadow(self, *args: str) -> bytes:
+        return await git([f"--git-dir={self.shadow}", f"--work-tree={self.path}", *args], cwd=self.path)
+
+
+def _inside(members: list[tarfile.TarInfo]) -> list[tarfile.TarInfo]:
+    """Members whose links stay inside the snapshot (a link out of it would dangle in the sandbox)."""
+    kept = []
+    for member in members:
+        if member.issym() or member.islnk():
+            base = PurePosixPath(member.name).parent if member.issym() else PurePosixPath()
+            target = posixpath.normpath(str(base / member.linkname))
+            if member.linkname.startswith("/") or target == ".." or target.startswith("../"):
+                continue
+        kept.append(member)
+    return kept

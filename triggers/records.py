@@ -212,7 +212,8 @@ class TestsResult(_Record):
     request: int
     snapshot: str
     phases: tuple[PhaseResult, ...]
-    status: Literal["ok", "error", "timeout", "tampered"] = "ok"
+    # See orchestrator.grading.policy; "error" was written by changeup 0.1 (an abnormal end).
+    status: Literal["ok", "timeout", "tampered", "invalid", "refused", "error"] = "ok"
     detail: str = ""
     seconds: float = 0.0
     cached: bool = False

@@ -7,9 +7,8 @@ the agent's current turn ends; a message marked ``interrupt`` cancels the turn i
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,7 +47,8 @@ class AgentContext:
     emit: Callable[[Event | Observation], None]
     turn_limit: float | None = None
     log: Any = None
-    environment: Environment = field(default_factory=lambda: Environment(sys.executable))
+    #: the agent's own environment, first on its PATH (None: the PATH as it is)
+    environment: Environment | None = None
     #: wraps an agent command in the agent sandbox (the identity when there is none)
     confine: Callable[[list[str]], list[str]] = list
 

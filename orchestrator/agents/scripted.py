@@ -15,13 +15,14 @@ A broken variant falls back to the reference for phases it does not override.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
-import subprocess
 from pathlib import Path
 
 import anyio
 
 from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, TurnAgent
+from orchestrator.grading.git import GitError, git_sync
 from triggers import AgentOutput
 from triggers.globs import compile_glob
 
@@ -93,4 +94,6 @@ def _delete(workspace: Path, patterns: list[str]) -> None:
 
 def _commit(workspace: Path, message: str) -> None:
     for args in (["add", "-A"], ["commit", "-q", "-m", message]):
-        subprocess.run(["git", *args], cwd=workspace, capture_output=True, check=False)
+        # A solution's own files (a .gitattributes, say) must not run anything on the host.
+        with contextlib.suppress(GitError):
+            git_sync(args, cwd=workspace)

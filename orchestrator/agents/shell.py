@@ -55,8 +55,7 @@ def agent_env(ctx: AgentContext, message_file: str = "") -> dict[str, str]:
     }
     if message_file:
         env["CHANGEUP_MESSAGE_FILE"] = message_file
-    env = ctx.environment.agent_env(env)
-    return env
+    return ctx.environment.path_env(env) if ctx.environment is not None else env
 
 
 class CommandAgent(TurnAgent):

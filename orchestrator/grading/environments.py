@@ -1,53 +1,107 @@
-"""Python environments for challenges: built once from ``requirements:``, cached by content hash.
+"""Python environments: one that grades, one the agent works with. Built once, cached, sealed.
 
-A challenge that declares pip requirements gets a virtual environment with pytest and
-those requirements under ``$CHANGEUP_CACHE/envs/<hash>/`` (default ``~/.cache/changeup``).
-The hash covers the requirements and the Python version, so equal requirements share one
-environment across challenges and runs. Building takes a file lock, so concurrent runs
-build it once, and a ``.ready`` marker is written only when it is complete. A challenge with no
-requirements uses changeup's own interpreter.
+Each challenge's ``requirements:`` (none is a set too) get two virtual environments under
+``$CHANGEUP_CACHE`` (default ``~/.cache/changeup``):
+
+- the **grading** environment (``grading/<key>``): pytest and the requirements, nothing
+  else. The hidden tests run on it; the agent never sees it. It is made read-only to
+  everything but its builder, and sealed over the contents of all its files (``.pth``
+  files and all, the venv's own prefix, not its base interpreter's): the seal is taken when
+  the build completes and checked when a session starts and at its final grading;
+- the **agent** environment (``agent/<key>``): the same packages and pip, read-only, first
+  on the agent's ``PATH`` inside its sandbox. Whatever the agent does to it cannot reach
+  what grades it.
+
+pytest comes from changeup's own installation (it is a runtime dependency): its files, and
+those of the distributions it needs, are copied into the new environment, so building needs
+no network unless the challenge asks for requirements (then pip installs them). The key
+covers the Python, the requirements and that pytest's version, so equal requirements
+share environments across challenges and runs. Building takes a file lock, so concurrent
+runs build once, and ``.ready`` is written only when a build is complete.
 
 A build that fails is an environment failure: the run is invalid, never an agent's zero.
 """
 
 from __future__ import annotations
 
+import compileall
 import fcntl
 import hashlib
+import importlib.metadata as metadata
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Environment", "EnvironmentFailure", "cache_root", "environment_for"]
+from packaging.requirements import Requirement
+
+__all__ = [
+    "Environment",
+    "EnvironmentFailure",
+    "Environments",
+    "agent_environment",
+    "cache_root",
+    "check_seal",
+    "environments_for",
+    "grading_environment",
+    "seal_of",
+]
 
 BUILD_TIMEOUT = 900.0
+SEAL = ".seal.json"
+READY = ".ready"
 
 
 class EnvironmentFailure(RuntimeError):
-    """The environment could not be built; the message holds pip's last words."""
+    """An environment could not be built or no longer matches its seal; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
 class Environment:
-    """Where the hidden tests' Python lives, and the folder to put first on the agent's PATH."""
+    """A virtual environment: its folder (``prefix``) and its interpreter."""
 
-    python: str
-    bin: Path | None = None
+    prefix: Path
 
-    def agent_env(self, env: dict[str, str]) -> dict[str, str]:
+    @property
+    def python(self) -> str:
+        """Its interpreter, as the venv names it (not resolved: that would leave the venv)."""
+        return str(self.prefix / "bin" / "python")
+
+    @property
+    def bin(self) -> Path:
+        """Its scripts folder."""
+        return self.prefix / "bin"
+
+    @property
+    def base(self) -> Path:
+        """The prefix of the interpreter it was made from (``home`` in ``pyvenv.cfg``)."""
+        for line in (self.prefix / "pyvenv.cfg").read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home":
+                return Path(value.strip()).parent
+        raise EnvironmentFailure(f"{self.prefix}/pyvenv.cfg names no base interpreter")
+
+    def path_env(self, env: dict[str, str]) -> dict[str, str]:
         """``env`` with this environment's ``bin`` first on ``PATH`` (and ``VIRTUAL_ENV``)."""
-        if self.bin is None:
-            return env
-        return {
-            **env,
-            "PATH": f"{self.bin}{os.pathsep}{env.get('PATH', '')}",
-            "VIRTUAL_ENV": str(self.bin.parent),
-        }
+        path = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        return {**env, "PATH": path, "VIRTUAL_ENV": str(self.prefix)}
+
+
+@dataclass(frozen=True, slots=True)
+class Environments:
+    """What one run is graded on, and what its agent works with."""
+
+    grading: Environment
+    agent: Environment
+
+    def check(self) -> list[str]:
+        """What no longer matches the grading environment's seal, in words (empty when intact)."""
+        return check_seal(self.grading.prefix)
 
 
 def cache_root() -> Path:
@@ -56,40 +110,119 @@ def cache_root() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "changeup"
 
 
-def _key(requirements: Sequence[str]) -> str:
+def _key(requirements: Sequence[str], role: str) -> str:
     identity = {
-        "python": list(sys.version_info[:3]),
+        "python": [sys.version, os.path.realpath(sys._base_executable)],  # type: ignore[attr-defined]
         "requirements": sorted(requirements),
-        "with": ["pytest"],
+        "pytest": metadata.version("pytest"),
+        "role": role,
     }
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
 
-def environment_for(requirements: Sequence[str]) -> Environment:
-    """The environment for ``requirements``, building it if no one has yet (blocking)."""
-    if not requirements:
-        return Environment(sys.executable)
-    envs = cache_root() / "envs"
-    envs.mkdir(parents=True, exist_ok=True)
-    target = envs / _key(requirements)
-    with (envs / f"{target.name}.lock").open("w") as lock:
+def environments_for(requirements: Sequence[str]) -> Environments:
+    """The grading and agent environments for ``requirements``, built if no one has yet (blocking)."""
+    return Environments(grading_environment(requirements), agent_environment(requirements))
+
+
+def grading_environment(requirements: Sequence[str]) -> Environment:
+    """The environment hidden tests run on (built if no one has yet; blocking)."""
+    return _environment(requirements, "grading")
+
+
+def agent_environment(requirements: Sequence[str]) -> Environment:
+    """The environment an agent works with (built if no one has yet; blocking)."""
+    return _environment(requirements, "agent")
+
+
+def _environment(requirements: Sequence[str], role: str) -> Environment:
+    folder = cache_root() / role
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / _key(requirements, role)
+    with (folder / f"{target.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / ".ready").exists():
-            _build(target, requirements)
-    return Environment(str(target / "bin" / "python"), target / "bin")
+        problems = check_seal(target) if (target / READY).exists() else ["not built"]
+        if problems:
+            # The agent gets pip (its environment is read-only; pip says so, and a venv of its
+            # own works); a grading environment gets it only to install requirements.
+            _build(target, requirements, with_pip=role == "agent" or bool(requirements))
+    return Environment(target)
 
 
-def _build(target: Path, requirements: Sequence[str]) -> None:
-    # Built in place (a venv's scripts name their own path); `.ready` marks it complete,
-    # so a build that died half-way is started again from scratch.
-    shutil.rmtree(target, ignore_errors=True)
+# --- building ---------------------------------------------------------------------------------
+
+
+def _build(target: Path, requirements: Sequence[str], *, with_pip: bool) -> None:
+    """Build in place (a venv's scripts name their own path); sealed and read-only when done."""
+    _remove(target)
     try:
-        _run([sys.executable, "-m", "venv", str(target)])
-        _run([str(target / "bin" / "python"), "-m", "pip", "install", "--quiet", "pytest", *requirements])
-    except EnvironmentFailure:
+        _run([sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(target)])
+        environment = Environment(target)
+        site = _site_packages(environment)
+        for distribution in _closure("pytest"):
+            _copy_distribution(distribution, site)
+        if requirements:
+            pip = [environment.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+            _run([*pip, *requirements])
+        compileall.compile_dir(str(site), quiet=2, workers=1)
+    except (EnvironmentFailure, OSError) as error:
+        _remove(target)
+        raise EnvironmentFailure(f"could not build the environment {target.name}: {error}") from None
+    _freeze(target)
+    digest, signature = _digest(target), _signature(target)
+    (target / SEAL).write_text(json.dumps({"sha256": digest, "signature": signature}) + "\n")
+    (target / READY).write_text(json.dumps(sorted(requirements)) + "\n")
+
+
+def _remove(target: Path) -> None:
+    if target.exists():
+        for root, dirs, _ in os.walk(target):  # read-only folders cannot be emptied
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+        target.chmod(0o755)
         shutil.rmtree(target, ignore_errors=True)
-        raise
-    (target / ".ready").write_text(json.dumps(sorted(requirements)) + "\n")
+
+
+def _site_packages(environment: Environment) -> Path:
+    found = sorted(environment.prefix.glob("lib/python*/site-packages"))
+    if not found:
+        raise EnvironmentFailure(f"{environment.prefix} has no site-packages")
+    return found[0]
+
+
+def _closure(name: str) -> list[metadata.Distribution]:
+    """``name`` and every distribution it needs here (markers evaluated, no extras)."""
+    seen: dict[str, metadata.Distribution] = {}
+    todo = [name]
+    while todo:
+        wanted = todo.pop()
+        key = wanted.lower().replace("_", "-")
+        if key in seen:
+            continue
+        try:
+            distribution = metadata.distribution(wanted)
+        except metadata.PackageNotFoundError:
+            why = f"changeup's own {wanted} is not installed (reinstall changeup)"
+            raise EnvironmentFailure(why) from None
+        seen[key] = distribution
+        for line in distribution.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return list(seen.values())
+
+
+def _copy_distribution(distribution: metadata.Distribution, site: Path) -> None:
+    """Copy an installed distribution's files (its RECORD) into ``site``; scripts stay behind."""
+    for file in distribution.files or []:
+        relative = Path(str(file))
+        if relative.is_absolute() or ".." in relative.parts or "__pycache__" in relative.parts:
+            continue
+        source = Path(str(distribution.locate_file(file)))
+        if source.is_file():
+            destination = site / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
 
 
 def _run(command: list[str]) -> None:
@@ -99,6 +232,79 @@ def _run(command: list[str]) -> None:
         raise EnvironmentFailure(f"{' '.join(command[:3])} … took longer than {BUILD_TIMEOUT:g}s") from None
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-8:])
-        raise EnvironmentFailure(
-            f"could not build the challenge's environment ({' '.join(command[-3:])}):\n{tail}"
-        )
+        raise EnvironmentFailure(f"{' '.join(command[-3:])} failed:\n{tail}")
+
+
+def _freeze(target: Path) -> None:
+    """Read-only to everyone; only its builder (who may override permissions) could write it."""
+    for path in _walk(target):
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode
+        path.chmod((mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH) & ~0o222)
+
+
+# --- the seal -------------------------------------------------------------------------------
+
+
+def _walk(target: Path) -> Iterator[Path]:
+    """Every path under ``target`` except the seal and the ready marker, sorted."""
+    for root, dirs, files in os.walk(target):
+        dirs.sort()
+        base = Path(root)
+        for name in sorted(dirs):
+            yield base / name
+        for name in sorted(files):
+            if base != target or name not in (SEAL, READY):
+                yield base / name
+    yield target
+
+
+def _digest(target: Path) -> str:
+    """sha256 over every path, its kind and mode, and its contents (a link's target)."""
+    digest = hashlib.sha256()
+    for path in _walk(target):
+        relative = path.relative_to(target).as_posix()
+        info = path.lstat()
+        digest.update(f"{relative}\0{stat.S_IFMT(info.st_mode)}\0{stat.S_IMODE(info.st_mode)}\0".encode())
+        if path.is_symlink():
+            digest.update(os.readlink(path).encode())
+        elif path.is_file():
+            with path.open("rb") as handle:
+                digest.update(hashlib.file_digest(handle, "sha256").digest())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _signature(target: Path) -> str:
+    """A cheap stand-in for the digest: every path's inode, size, mode and change time.
+
+    A write, a chmod, a rename or a replaced file moves ``st_ctime``, which no unprivileged
+    process can set back; so an unchanged signature means unchanged contents.
+    """
+    digest = hashlib.sha256()
+    for path in _walk(target):
+        info = path.lstat()
+        digest.update(f"{path}\0{info.st_ino}\0{info.st_size}\0{info.st_mode}\0{info.st_ctime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def seal_of(prefix: Path) -> str:
+    """The recorded content digest of the environment at ``prefix`` ("" if it has none)."""
+    try:
+        return str(json.loads((prefix / SEAL).read_text())["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
+def check_seal(prefix: Path) -> list[str]:
+    """What no longer matches the seal of the environment at ``prefix``, in words."""
+    try:
+        sealed = json.loads((prefix / SEAL).read_text())
+    except (OSError, ValueError):
+        return [f"the environment {prefix} has no seal"]
+    if _signature(prefix) == sealed.get("signature"):
+        return []
+    if _digest(prefix) == sealed.get("sha256"):
+        return []  # touched (a chmod back and forth, a copy in place) but the same contents
+    return [f"the grading environment {prefix.name} changed since it was sealed"]

@@ -1,146 +1,201 @@
-"""The hardened pytest invocation for hidden tests, and how its results are cross-checked.
+"""The hardened pytest run, from outside: its command line, and how its results are judged.
 
 The agent's code runs inside the hidden test process (the tests import it), so the harness
 assumes that code is hostile and arranges things so that the usual tricks have no effect or
 are caught:
 
 - Python starts isolated (``-I``: no ``PYTHON*`` variables, no user site, no script folder
-  on ``sys.path``) from a bootstrap outside the workspace. So the workspace's
-  ``sitecustomize.py``/``usercustomize.py`` and ``.pth`` files never load.
-- pytest is imported *before* the workspace joins ``sys.path``, and the workspace is
-  appended *after* the standard library and site-packages. So a ``pytest.py``,
-  ``unittest.py`` or ``json.py`` in the workspace shadows nothing.
-- pytest runs with an empty configuration (``-c /dev/null``), its root in the hidden
-  folder and no plugin autoloading. So the workspace's ``conftest.py``, ``pytest.ini`` and
-  ``pyproject.toml`` settings play no part.
-- Two canary tests with fresh random names join every run: one must pass, one must fail.
-  Forcing results (a patched reporter, a hook) shows up as a canary with the wrong verdict.
-- Every result is streamed by the bootstrap's own plugin, as it happens, to a file beside
-  the JUnit XML. A JUnit file rewritten afterwards (an ``atexit`` hook) disagrees with it.
-- With the failing canary, pytest must exit 1. Exit 0 means the process was made to lie
-  (``os._exit(0)`` at import, for one).
+  on ``sys.path``) from a bootstrap outside the workspace (``bootstrap.py``), which imports
+  pytest and its plugins *before* the workspace is importable and appends the workspace
+  after the standard library and site-packages: a ``pytest.py``, ``unittest.py``,
+  ``sitecustomize.py``, ``.pth`` or ``.pyc`` in the workspace changes nothing.
+- pytest runs with an empty configuration (``-c /dev/null``), its root in the hidden folder
+  and no plugin autoloading: the workspace's ``conftest.py`` and settings play no part.
+- The hidden tests are copied under random folder names, so their modules load under names
+  the agent cannot guess; the bootstrap checks each test's code against its file.
+- Canaries drawn like the hidden tests (``canaries.py``) join every run.
+- Every result is streamed by the bootstrap as it happens; the JUnit XML must agree.
 
-What the harness cannot stop — agent code in the same process that finds and forges every
-channel consistently — is named in docs/threat-model.md; the sandbox limits the damage.
+Judging is fail-closed (``policy.py``): a run counts only if it started (``ready``), ended
+(``exit``) with pass or fail, its stream, exit code and JUnit agree, both canaries behaved,
+and the bootstrap saw nothing tampered with.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
-from dataclasses import dataclass
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.grading.junit import Verdict
+from orchestrator.grading.canaries import Canaries
+from orchestrator.grading.junit import JUnitError, Verdict, read_junit
+from orchestrator.grading.policy import Status
+from orchestrator.grading.processes import Finished
 
-__all__ = ["BOOTSTRAP", "Canaries", "cross_check", "plant_canaries", "read_stream"]
+__all__ = ["BOOTSTRAP", "Judgement", "Stream", "bootstrap_argv", "judge", "read_stream"]
 
-#: Runs as ``python -I -B bootstrap.py WORKSPACE STREAM -- PYTEST-ARGS...``.
-BOOTSTRAP = """\
-import json, os, sys
+#: The bootstrap's source, copied beside the hidden tests of every run.
+BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 
-workspace, stream_path = sys.argv[1], sys.argv[2]
-args = sys.argv[sys.argv.index("--") + 1 :]
-import pytest  # before the workspace is importable: its pytest.py shadows nothing
-
-sys.dont_write_bytecode = True
-sys.path.append(workspace)  # after the standard library and site-packages
-stream = open(stream_path, "w", buffering=1)
+_EXIT_MEANING = {
+    2: "interrupted",
+    3: "internal error",
+    4: "usage error",
+    5: "no tests collected",
+}
 
 
+def bootstrap_argv(
+    python: str,
+    bootstrap: Path,
+    *,
+    workspace: Path,
+    hidden: Path,
+    out: Path,
+    pycache: Path,
+    user: tuple[int, int] | None,
+    tests: Sequence[str],
+    deselect: Sequence[str],
+) -> list[str]:
+    """The hidden pytest run's command line; ``tests`` and ``deselect`` relative to ``hidden``."""
+    settings = {
+        "workspace": str(workspace),
+        "hidden": str(hidden),
+        "stream": str(out / "stream.jsonl"),
+        "pycache": str(pycache),
+        "user": list(user) if user else None,
+    }
+    return [
+        python,
+        "-I",
+        "-B",
+        str(bootstrap),
+        json.dumps(settings),
+        "--",
+        "-q",
+        "--tb=short",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        os.devnull,
+        f"--rootdir={hidden}",
+        f"--basetemp={out / 'tmp'}",  # tmp_path stays inside the run's own folder
+        "--import-mode=importlib",
+        # A module that will not import fails its own tests, not the run: pytest goes on.
+        "--continue-on-collection-errors",
+        "-o",
+        "junit_family=xunit1",
+        f"--junitxml={out / 'junit.xml'}",
+        *(f"--deselect={test}" for test in sorted(deselect)),
+        *(str(hidden / test) for test in tests),
+    ]
+
+
+@dataclass(slots=True)
 class Stream:
-    def pytest_runtest_logreport(self, report):
-        if report.when == "call" or report.outcome != "passed":
-            line = {"id": report.nodeid, "when": report.when, "outcome": report.outcome}
-            stream.write(json.dumps(line) + "\\n")
-            stream.flush()
+    """What the bootstrap streamed: whether it started, results, collection errors, signs, exit."""
+
+    ready: bool = False
+    outcomes: dict[str, str] = field(default_factory=dict)
+    collect_errors: set[str] = field(default_factory=set)
+    tampering: list[str] = field(default_factory=list)
+    exit: int | None = None
 
 
-code = pytest.main(args, plugins=[Stream()])
-stream.write(json.dumps({"exit": int(code)}) + "\\n")
-stream.close()
-sys.exit(code)
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class Canaries:
-    """The fresh canary tests of one run."""
-
-    folder: str
-    passing: str
-    failing: str
-
-    def ids(self) -> tuple[str, str]:
-        """Their test ids as the run reports them."""
-        return (
-            f"{self.folder}/test_canary.py::{self.passing}",
-            f"{self.folder}/test_canary.py::{self.failing}",
-        )
-
-
-def plant_canaries(hidden: Path) -> Canaries:
-    """Write two canary tests with random names into ``hidden/<random folder>/``."""
-    canaries = Canaries(
-        f"canary_{secrets.token_hex(6)}", f"test_{secrets.token_hex(8)}", f"test_{secrets.token_hex(8)}"
-    )
-    folder = hidden / canaries.folder
-    folder.mkdir(parents=True)
-    passing = f"def {canaries.passing}():\n    assert 1 + 1 == 2\n"
-    failing = f"def {canaries.failing}():\n    assert 1 + 1 == 3\n"
-    (folder / "test_canary.py").write_text(f"{passing}\n\n{failing}")
-    return canaries
-
-
-def read_stream(path: Path) -> tuple[dict[str, str], int | None]:
-    """Final outcome per test id from the bootstrap's stream, and the exit code it saw."""
-    outcomes: dict[str, str] = {}
-    exit_code = None
+def read_stream(path: Path) -> Stream:
+    """The stream at ``path`` (empty if the bootstrap never wrote it)."""
+    stream = Stream()
     if not path.is_file():
-        return outcomes, exit_code
+        return stream
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             item = json.loads(line)
         except json.JSONDecodeError:
+            stream.tampering.append("the result stream holds a line that is not JSON")
             continue
-        if "exit" in item:
-            exit_code = item["exit"]
-        elif outcomes.get(item.get("id")) not in ("failed",):
-            outcomes[str(item.get("id"))] = (
-                "failed" if item.get("outcome") == "failed" else str(item.get("outcome"))
-            )
-    return outcomes, exit_code
+        if not isinstance(item, dict):
+            stream.tampering.append("the result stream holds a line that is not an object")
+        elif "ready" in item:
+            stream.ready = True
+        elif "exit" in item:
+            stream.exit = item["exit"] if isinstance(item["exit"], int) else -1
+        elif "tampering" in item:
+            stream.tampering.append(str(item["tampering"])[:500])
+        elif item.get("when") == "collect":
+            stream.collect_errors.add(str(item.get("id")))
+        elif stream.outcomes.get(str(item.get("id"))) != "failed":  # a failure in any phase sticks
+            outcome = "failed" if item.get("outcome") == "failed" else str(item.get("outcome"))
+            stream.outcomes[str(item.get("id"))] = outcome
+    return stream
 
 
-def cross_check(
-    verdicts: list[Verdict],
-    stream: dict[str, str],
-    stream_exit: int | None,
-    returncode: int | None,
-    canaries: Canaries,
-) -> tuple[list[Verdict], list[str]]:
-    """The hidden verdicts (canaries removed) and every sign that the run lied."""
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A run's status, its hidden verdicts (canaries removed) and, when not clean, why."""
+
+    status: Status
+    verdicts: list[Verdict]
+    detail: str = ""
+
+
+def judge(finished: Finished, stream: Stream, junit: Path, canaries: Canaries, limit: float) -> Judgement:
+    """Judge one pytest run from its exit, its stream, its JUnit XML and its canaries."""
+    code = finished.returncode
+    if finished.timed_out:
+        return Judgement("timeout", [], f"hidden tests timed out after {limit:g}s")
+    if not stream.ready:
+        why = f"the grader could not start (exit {code}): {last_lines(finished.output)}"
+        return Judgement("invalid", [], why)
+    if stream.exit is None:
+        why = f"the test process ended (exit {code}) without finishing its results"
+        return Judgement("tampered", [], f"{why}: {last_lines(finished.output, 4)}")
+    if stream.exit != code:
+        return Judgement("tampered", [], f"pytest reported exit {stream.exit} but the process exited {code}")
+    if stream.tampering:
+        return Judgement("tampered", [], "; ".join(dict.fromkeys(stream.tampering)))
+    if code == 4:  # before any test file was imported: the command line or the challenge's conftest
+        return Judgement("invalid", [], f"pytest refused its command line: {last_lines(finished.output)}")
+    if code not in (0, 1):
+        meaning = _EXIT_MEANING.get(code, "abnormal end") if code is not None else "killed"
+        return Judgement("tampered", [], f"pytest exited {code} ({meaning}), neither pass nor fail")
+    try:
+        verdicts = read_junit(junit)
+    except JUnitError as error:
+        return Judgement("tampered", [], f"pytest finished but its results are unreadable: {error}")
+    signs = cross_check(verdicts, stream, code, canaries)
+    if signs:
+        return Judgement("tampered", [], "; ".join(signs))
+    ours = set(canaries.ids())
+    return Judgement("ok", [v for v in verdicts if v.id not in ours])
+
+
+def cross_check(verdicts: list[Verdict], stream: Stream, code: int, canaries: Canaries) -> list[str]:
+    """Every sign that the run lied: canaries with the wrong verdict, JUnit against the stream."""
     signs: list[str] = []
-    passing, failing = canaries.ids()
     by_id = {v.id: v for v in verdicts}
-    if returncode not in (0, 1):
-        pass  # the run stopped early (collection errors, a crash): canaries may not have run
-    elif by_id.get(passing) is None or by_id.get(failing) is None:
+    passing, failing = by_id.get(canaries.passing), by_id.get(canaries.failing)
+    if passing is None:
         signs.append("a canary test is missing from the results")
-    else:
-        if by_id[passing].outcome != "passed":
-            signs.append("the canary that must pass did not")
-        if by_id[failing].outcome == "passed":
-            signs.append("the canary that must fail passed: results were forced")
-    if returncode == 0:
+    elif passing.outcome != "passed":
+        signs.append(f"the canary that must pass did not ({passing.outcome})")
+    if failing is None:
+        if canaries.file_of(canaries.failing) not in stream.collect_errors:
+            signs.append("a canary test is missing from the results")
+    elif failing.outcome == "passed":
+        signs.append("the canary that must fail passed: results were forced")
+    if code == 0:
         signs.append("pytest exited 0 although a canary always fails")
-    if stream_exit is not None and returncode is not None and stream_exit != returncode:
-        signs.append(f"pytest reported exit {stream_exit} but the process exited {returncode}")
     for verdict in verdicts:
-        seen = stream.get(verdict.id)
+        seen = stream.outcomes.get(verdict.id)
         if seen is None and verdict.outcome == "passed":
             signs.append(f"{verdict.id} passed in the JUnit XML but never ran")
         elif seen is not None and (seen == "passed") != (verdict.outcome == "passed"):
             signs.append(f"{verdict.id}: the JUnit XML says {verdict.outcome}, the run said {seen}")
-    hidden = [v for v in verdicts if not v.id.startswith(canaries.folder + "/")]
-    return hidden, signs
+    return signs
+
+
+def last_lines(output: str, count: int = 12) -> str:
+    """The end of a process's output, for a message."""
+    return "\n".join(output.strip().splitlines()[-count:])

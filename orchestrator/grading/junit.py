@@ -57,6 +57,9 @@ def _verdict(case: ET.Element, prefix: str) -> Verdict:
     for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
         element = case.find(tag)
         if element is not None:
-            detail = element.get("message") or (element.text or "").strip()
+            text = (element.text or "").strip()
+            detail = element.get("message") or text
+            if detail == "collection failure" and text:  # pytest's words are in the text's last lines
+                detail = "\n".join(text.splitlines()[-6:])
             return Verdict(test_id, outcome, detail[:_DETAIL_LIMIT])
     return Verdict(test_id, "passed")

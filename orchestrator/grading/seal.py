@@ -1,62 +1,75 @@
-"""Tamper evidence: seals of the hidden tests and the grading environment.
+"""Seals: what grades the agent is fixed when the session starts, and checked at every grading.
 
-When a phase unlocks, the session records a seal — sha256 of every file of the phase's
-hidden tests, and a digest of the environment that will grade them (interpreter, version,
-installed distributions). At grading the seals are taken again; any difference means
-something changed what grades the agent during the run, and the grading is marked
-``tampered``.
+When a session starts, the sha256 of every hidden test file of every phase is taken (and
+logged as ``phase.sealed``), beside the challenge's digest and the grading environment,
+whose own seal was taken when it was built (``environments.py``). Every test run copies
+the hidden tests through :func:`hidden_files` and compares each file with its seal
+(``HiddenCopy``); the final grading takes the challenge's digest and the grading
+environment's seal again. Any difference means something changed what grades the agent
+during the run: the grading is ``tampered``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from orchestrator.challenge import Phase
+from orchestrator.challenge import Challenge
+from orchestrator.grading.environments import check_seal
 
-__all__ = ["broken_seals", "environment_digest", "seal_phase"]
+__all__ = ["Seals", "hidden_files"]
 
 
-def _files(folder: Path) -> dict[str, str]:
+def hidden_files(folder: Path) -> Iterator[tuple[str, bytes]]:
+    """Each file of a hidden test folder (relative path, bytes), sorted; links and caches skipped."""
     if not folder.is_dir():
-        return {}
+        return
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if "__pycache__" in relative.parts or path.is_symlink() or not path.is_file():
+            continue
+        yield relative.as_posix(), path.read_bytes()
+
+
+def _tests(challenge: Challenge) -> dict[str, dict[str, str]]:
     return {
-        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file() and "__pycache__" not in path.parts
+        phase.id: {name: hashlib.sha256(data).hexdigest() for name, data in hidden_files(phase.tests)}
+        for phase in challenge.phases
     }
 
 
-def environment_digest(python: str) -> str:
-    """sha256 over the interpreter's path and its installed distributions (names and versions)."""
-    digest = hashlib.sha256(python.encode())
-    root = Path(python).resolve().parent.parent if python != sys.executable else Path(sys.prefix)
-    for info in sorted(root.glob("lib/python*/site-packages/*.dist-info")):
-        digest.update(info.name.encode() + b"\0")
-        record = info / "RECORD"
-        if record.is_file():
-            digest.update(hashlib.sha256(record.read_bytes()).digest())
-    return digest.hexdigest()
+@dataclass(frozen=True, slots=True)
+class Seals:
+    """What a session is graded by, as it was when it started."""
 
+    #: phase → hidden test file → sha256
+    tests: dict[str, dict[str, str]]
+    #: the challenge folder's digest (``challenge_sha256`` of the log's header)
+    challenge: str
+    #: the grading environment whose build seal is checked again (None: not checked)
+    environment: Path | None = None
 
-def seal_phase(phase: Phase, python: str) -> dict[str, Any]:
-    """The seal of one phase: its hidden files' hashes and the grading environment's digest."""
-    return {"phase": phase.id, "files": _files(phase.tests), "environment": environment_digest(python)}
+    @classmethod
+    def take(cls, challenge: Challenge, environment: Path | None) -> Seals:
+        """Seal every phase's hidden tests now."""
+        return cls(_tests(challenge), challenge.digest, environment)
 
+    def broken(self, challenge: Challenge) -> list[str]:
+        """What no longer matches its seal, in words; empty when everything holds."""
+        from orchestrator.loader import challenge_digest  # the loader imports this package
 
-def broken_seals(seals: list[dict[str, Any]], phases: dict[str, Phase], python: str) -> list[str]:
-    """What no longer matches its seal, in words; empty when everything is as sealed."""
-    problems = []
-    environment = environment_digest(python)
-    for seal in seals:
-        now = _files(phases[seal["phase"]].tests)
-        then = seal["files"]
-        for name in sorted(set(then) | set(now)):
-            if then.get(name) != now.get(name):
-                change = "added" if name not in then else ("removed" if name not in now else "changed")
-                problems.append(f"hidden test file {seal['phase']}/{name} {change} since it was sealed")
-        if seal["environment"] != environment:
-            problems.append(f"the grading environment changed since {seal['phase']} was sealed")
-    return sorted(set(problems))
+        problems = []
+        now = _tests(challenge)
+        for phase, then in self.tests.items():
+            files = now.get(phase, {})
+            for name in sorted(set(then) | set(files)):
+                if then.get(name) != files.get(name):
+                    change = "added" if name not in then else ("removed" if name not in files else "changed")
+                    problems.append(f"hidden test file {phase}/{name} {change} since the session started")
+        if challenge_digest(challenge.root) != self.challenge:
+            problems.append("the challenge folder changed since the session started")
+        if self.environment is not None:
+            problems += check_seal(self.environment)
+        return problems

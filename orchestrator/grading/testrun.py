@@ -1,42 +1,45 @@
 """Hidden test runs: a snapshot's files plus the unlocked phases' tests, in a scratch folder.
 
-The hidden tests never enter the workspace. A run exports the snapshot to ``scratch/ws``
-(the working directory, importable), copies each phase's tests to ``scratch/hidden/<phase>``
-and runs them through the hardened harness (``orchestrator.grading.harness``: isolated Python,
-empty pytest configuration, canaries, a result stream cross-checked with the JUnit XML)
-inside the sandbox (``orchestrator.grading.sandbox``). A listed test that did not report is
-*missing* and a skipped hidden test counts as failed: a hidden test passes only by running.
-A run whose results show signs of forgery has the status ``tampered``.
+The hidden tests never enter the workspace. A run exports the snapshot to ``<run>/ws`` (the
+working directory, importable), copies each phase's tests to ``<run>/hidden/<phase>_<random>``
+(checking every file against the seal taken when the session started) and runs them through
+the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``). A listed test that
+did not report is *missing* and a skipped hidden test counts as failed: a hidden test passes
+only by running. Whatever the run's status, the policy (``policy.py``) decides whether its
+verdicts count; those that do not are voided here, before anyone reads them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import secrets
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Protocol
 
 from orchestrator.challenge import Challenge, Phase
-from orchestrator.grading.harness import BOOTSTRAP, cross_check, plant_canaries, read_stream
+from orchestrator.grading.canaries import plant_canaries
+from orchestrator.grading.harness import BOOTSTRAP, Judgement, bootstrap_argv, judge, read_stream
 from orchestrator.grading.junit import JUnitError, Verdict, read_junit
-from orchestrator.grading.processes import Finished, run_process_group
+from orchestrator.grading.policy import Status, counts, void
+from orchestrator.grading.processes import run_process_group
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
+from orchestrator.grading.seal import hidden_files
 from orchestrator.grading.testids import covers, list_tests
 from orchestrator.workspace import Repository
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["PytestRunner", "TestRun", "TestRunner", "superseded_by", "void"]
-
-Status = Literal["ok", "error", "timeout", "tampered"]
+__all__ = ["PytestRunner", "TestRun", "TestRunner", "refused", "superseded_by"]
 
 
 @dataclass(frozen=True, slots=True)
 class TestRun:
-    """The verdicts of one run of the hidden tests on one snapshot."""
+    """The verdicts of one run of the hidden tests on one snapshot (void unless ``ok``)."""
 
     __test__ = False
 
@@ -53,26 +56,78 @@ class TestRunner(Protocol):
         """Test snapshot ``tree`` on ``phases``' hidden tests."""
 
 
-def void(results: Sequence[PhaseResult]) -> tuple[PhaseResult, ...]:
-    """The same tests, every one failed: the verdicts of a tampered run count for nothing."""
-    return tuple(
-        PhaseResult(
-            r.phase,
-            0,
-            r.total,
-            tuple(TestOutcome(t.id, "failed", "the run was tampered with") for t in r.tests),
-        )
-        for r in results
-    )
-
-
 def superseded_by(challenge: Challenge, phases: Sequence[str]) -> set[str]:
     """Tests that the unlocked ``phases`` supersede; they no longer run."""
     return {test for phase in challenge.phases if phase.id in phases for test in phase.supersedes}
 
 
+def refused(challenge: Challenge, phases: Sequence[str], detail: str) -> TestRun:
+    """The verdicts of a snapshot that was refused: every listed test failed, and why."""
+    superseded = superseded_by(challenge, phases)
+    results = []
+    for phase_id in phases:
+        phase = challenge.phase(phase_id)
+        listed = [] if phase.command else list_tests(phase.id, phase.tests).values()
+        tests = tuple(
+            TestOutcome(test, "failed", detail)
+            for ids in listed
+            for test in ids
+            if not _is_superseded(test, superseded)
+        )
+        results.append(PhaseResult(phase.id, 0, len(tests), tests))
+    return TestRun("refused", tuple(results), detail)
+
+
 def _is_superseded(test_id: str, superseded: set[str]) -> bool:
     return any(covers(s, test_id) for s in superseded)
+
+
+class HiddenCopy:
+    """A run's copy of the hidden tests, one folder per phase under a name nobody can guess.
+
+    The tests' modules take their names from these folders (``--import-mode=importlib``), so
+    agent code cannot plant a module under a test module's name before pytest imports it.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.folders: dict[str, str] = {}  # folder name → phase id
+
+    def add(self, phase: Phase, sealed: Mapping[str, str] | None) -> list[str]:
+        """Copy ``phase``'s tests; what differs from their seal, in words."""
+        folder = f"{phase.id}_{secrets.token_hex(6)}"
+        self.folders[folder] = phase.id
+        target = self.root / folder
+        target.mkdir(parents=True)
+        found: dict[str, str] = {}
+        for name, data in hidden_files(phase.tests):
+            found[name] = hashlib.sha256(data).hexdigest()
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(data)
+        if sealed is None:
+            return []
+        return [
+            f"hidden test file {phase.id}/{name} "
+            + ("added" if name not in sealed else "removed" if name not in found else "changed")
+            + " since the session started"
+            for name in sorted(set(sealed) | set(found))
+            if sealed.get(name) != found.get(name)
+        ]
+
+    def folder_of(self, phase: str) -> str:
+        """The copied folder of ``phase``."""
+        return next(folder for folder, owner in self.folders.items() if owner == phase)
+
+    def to_run(self, test_id: str) -> str:
+        """``phase/file::test`` as this run names it."""
+        phase, _, rest = test_id.partition("/")
+        return f"{self.folder_of(phase)}/{rest}" if phase in self.folders.values() else test_id
+
+    def from_run(self, test_id: str) -> str:
+        """An id of this run as ``phase/file::test``."""
+        folder, _, rest = test_id.partition("/")
+        phase = self.folders.get(folder)
+        return f"{phase}/{rest}" if phase is not None else test_id
 
 
 class PytestRunner:
@@ -90,6 +145,7 @@ class PytestRunner:
         timeout: float | None = None,
         sandbox: Sandbox | None = None,
         hide: Sequence[Path] = (),
+        sealed: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.challenge = challenge
         self.repo = repo
@@ -99,6 +155,8 @@ class PytestRunner:
         self.sandbox = sandbox or detect_sandbox(python)
         # Hidden from the test processes: the challenge (solutions) and whatever else is asked.
         self.hide = [challenge.root, *hide]
+        #: phase → file → sha256, taken when the session started; None: not checked
+        self.sealed = sealed
         self._listings = {
             phase.id: {i for ids in list_tests(phase.id, phase.tests).values() for i in ids}
             for phase in challenge.phases
@@ -106,43 +164,46 @@ class PytestRunner:
         }
 
     async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
-        """Export ``tree``, run ``phases``' tests on it, and read the verdicts."""
+        """Export ``tree``, run ``phases``' tests on it, judge the run, and void what does not count."""
         started = time.perf_counter()
         folder = self.sandbox.workdir(self.scratch)
         try:
-            workspace = folder / "ws"
-            hidden = folder / "hidden"
-            await self.repo.export(tree, workspace)
-            chosen = [self.challenge.phase(p) for p in phases]
-            for phase in chosen:
-                if phase.tests.is_dir():
-                    shutil.copytree(phase.tests, hidden / phase.id, dirs_exist_ok=True)
-            superseded = superseded_by(self.challenge, phases)
-            verdicts: list[Verdict] = []
-            problems: list[str] = []
-            signs: list[str] = []
-            timed_out = False
-            pytest_phases = [p for p in chosen if p.command is None]
-            if pytest_phases:
-                finished, found, problem, lies = await self._pytest(folder, pytest_phases, superseded)
-                verdicts += found
-                signs += lies
-                timed_out |= finished.timed_out
-                problems += [problem] if problem else []
-            for phase in (p for p in chosen if p.command is not None):
-                finished, found, problem = await self._command(folder, phase)
-                verdicts += found
-                timed_out |= finished.timed_out
-                problems += [problem] if problem else []
-            results = self._results(chosen, verdicts, superseded, "; ".join(problems))
-            status: Status = "timeout" if timed_out else ("error" if problems else "ok")
-            if signs:
-                # Forged results are void: every test of the run counts as failed.
-                status, problems = "tampered", [f"tampered: {'; '.join(signs)}", *problems]
-                results = void(results)
-            return TestRun(status, results, "; ".join(problems), time.perf_counter() - started)
+            status, results, detail = await self._run(folder, tree, phases)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+        if not counts(status):
+            results = void(results, status)
+        return TestRun(status, results, detail, time.perf_counter() - started)
+
+    async def _run(
+        self, folder: Path, tree: str, phases: Sequence[str]
+    ) -> tuple[Status, tuple[PhaseResult, ...], str]:
+        await self.repo.export(tree, folder / "ws")
+        hidden = HiddenCopy(folder / "hidden")
+        chosen = [self.challenge.phase(p) for p in phases]
+        broken = [
+            problem
+            for phase in chosen
+            for problem in hidden.add(phase, None if self.sealed is None else self.sealed.get(phase.id, {}))
+        ]
+        superseded = superseded_by(self.challenge, phases)
+        judgements: list[Judgement] = []
+        if broken:
+            judgements.append(Judgement("tampered", [], "; ".join(broken)))
+        else:
+            pytest_phases = [p for p in chosen if p.command is None]
+            if pytest_phases:
+                judgements.append(await self._pytest(folder, hidden, pytest_phases, superseded))
+            for phase in (p for p in chosen if p.command is not None):
+                judgements.append(await self._command(folder, hidden, phase))
+        # The worst status wins: one void part voids the whole run.
+        order: tuple[Status, ...] = ("invalid", "tampered", "timeout", "refused", "ok")
+        status: Status = min((j.status for j in judgements), key=order.index, default="ok")
+        verdicts = [
+            Verdict(hidden.from_run(v.id), v.outcome, v.detail) for j in judgements for v in j.verdicts
+        ]
+        detail = "; ".join(j.detail for j in judgements if j.detail)
+        return status, self._results(chosen, verdicts, superseded, detail), detail
 
     def _env(self, folder: Path) -> dict[str, str]:
         # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings.
@@ -171,62 +232,38 @@ class PytestRunner:
         )
 
     async def _pytest(
-        self, folder: Path, phases: list[Phase], superseded: set[str]
-    ) -> tuple[Finished, list[Verdict], str, list[str]]:
+        self, folder: Path, hidden: HiddenCopy, phases: list[Phase], superseded: set[str]
+    ) -> Judgement:
         out = folder / "out"
-        junit, stream = out / "junit.xml", out / "stream.jsonl"
-        (folder / "harness").mkdir()
-        bootstrap = folder / "harness" / "bootstrap.py"
-        bootstrap.write_text(BOOTSTRAP)
-        canaries = plant_canaries(folder / "hidden")
-        command = [
+        harness = folder / "harness"
+        (harness / "pycache").mkdir(parents=True)
+        bootstrap = harness / "bootstrap.py"
+        shutil.copyfile(BOOTSTRAP, bootstrap)
+        folders = [hidden.folder_of(p.id) for p in phases]
+        canaries = plant_canaries(hidden.root, folders)
+        command = bootstrap_argv(
             self.python,
-            "-I",
-            "-B",
-            str(bootstrap),
-            str(folder / "ws"),
-            str(stream),
-            "--",
-            "-q",
-            "--tb=short",
-            "-p",
-            "no:cacheprovider",
-            "-c",
-            os.devnull,
-            f"--rootdir={folder / 'hidden'}",
-            f"--basetemp={out / 'tmp'}",  # tmp_path stays inside the scratch folder
-            "--import-mode=importlib",
-            "-o",
-            "junit_family=xunit1",
-            f"--junitxml={junit}",
-            *(f"--deselect={test}" for test in sorted(superseded)),
-            *(str(folder / "hidden" / p.id) for p in phases),
-            str(folder / "hidden" / canaries.folder),
-        ]
+            bootstrap,
+            workspace=folder / "ws",
+            hidden=hidden.root,
+            out=out,
+            pycache=harness / "pycache",
+            user=None,
+            tests=folders,
+            deselect=[hidden.to_run(test) for test in superseded],
+        )
         finished = await run_process_group(
             self._confined(folder, command), cwd=folder / "ws", env=self._env(folder), timeout=self.timeout
         )
-        if finished.timed_out:
-            return finished, [], f"hidden tests timed out after {self.timeout:g}s", []
-        try:
-            verdicts = read_junit(junit)
-        except JUnitError as error:
-            lies = ["pytest exited 0 without writing results"] if finished.returncode == 0 else []
-            problem = f"pytest exited {finished.returncode}: {error}; {_last_lines(finished.output)}"
-            return finished, [], problem, lies
-        streamed, stream_exit = read_stream(stream)
-        hidden, lies = cross_check(verdicts, streamed, stream_exit, finished.returncode, canaries)
-        problem = ""
-        if finished.returncode not in (0, 1):
-            problem = f"pytest exited {finished.returncode}: {_last_lines(finished.output)}"
-        return finished, hidden, problem, lies
+        stream = read_stream(out / "stream.jsonl")
+        return judge(finished, stream, out / "junit.xml", canaries, self.timeout)
 
-    async def _command(self, folder: Path, phase: Phase) -> tuple[Finished, list[Verdict], str]:
+    async def _command(self, folder: Path, hidden: HiddenCopy, phase: Phase) -> Judgement:
         junit = folder / "out" / f"junit-{phase.id}.xml"
         env = {
             **self._env(folder),
             "CHANGEUP_JUNIT": str(junit),
-            "CHANGEUP_TESTS": str(folder / "hidden" / phase.id),
+            "CHANGEUP_TESTS": str(hidden.root / hidden.folder_of(phase.id)),
         }
         assert phase.command is not None
         finished = await run_process_group(
@@ -236,11 +273,13 @@ class PytestRunner:
             timeout=self.timeout,
         )
         if finished.timed_out:
-            return finished, [], f"{phase.id}'s test command timed out after {self.timeout:g}s"
+            return Judgement("timeout", [], f"{phase.id}'s test command timed out after {self.timeout:g}s")
         try:
-            return finished, read_junit(junit, prefix=f"{phase.id}/"), ""
+            return Judgement("ok", read_junit(junit, prefix=f"{phase.id}/"))
         except JUnitError as error:
-            return finished, [], f"{phase.id}'s test command (exit {finished.returncode}): {error}"
+            # The command ran the agent's code and left no results: nothing of it counts.
+            why = f"{phase.id}'s test command (exit {finished.returncode}) left no results: {error}"
+            return Judgement("tampered", [], why)
 
     def _results(
         self, phases: list[Phase], verdicts: list[Verdict], superseded: set[str], problem: str
@@ -252,8 +291,8 @@ class PytestRunner:
                 continue
             listed = self._listings.get(phase)
             if listed is not None and verdict.id.split("[", 1)[0] not in listed:
-                # Not a hidden test (a collection error, or something the run made up):
-                # the listing decides what counts; its words explain the missing tests.
+                # Not a hidden test (a collection error): the listing decides what counts;
+                # its words explain the missing tests.
                 problem = problem or f"{verdict.id}: {verdict.detail}"
                 continue
             outcome = verdict.outcome
@@ -276,7 +315,3 @@ class PytestRunner:
             )
             for phase in phases
         )
-
-
-def _last_lines(output: str, count: int = 12) -> str:
-    return "\n".join(output.strip().splitlines()[-count:])

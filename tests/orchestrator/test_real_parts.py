@@ -111,16 +111,19 @@ async def test_starter_fails_with_reasons(tmp_path: Path) -> None:
 
 
 async def test_collection_error_marks_every_test_missing(tmp_path: Path) -> None:
-    """A workspace that does not even import fails every listed test, with pytest's words."""
+    """A workspace that does not even import fails every listed test, with pytest's words.
+
+    The run itself is clean: the agent's code failed, the grader did not.
+    """
     runner, tree = await runner_for("export-time", tmp_path, None)
     (tmp_path / "workspace" / "export_time.py").write_text("def broken(:\n")
     tree = await runner.repo.snapshot()
     run = await runner.run(tree, ("phase1",))
-    assert run.status == "error"
+    assert run.status == "ok", run.detail
     (phase1,) = run.phases
     assert phase1.passed == 0
     assert {t.outcome for t in phase1.tests} == {"missing"}
-    assert "SyntaxError" in run.detail or "error" in run.detail.lower()
+    assert all("SyntaxError" in t.detail for t in phase1.tests)
 
 
 async def test_skipped_hidden_test_counts_as_failed(tmp_path: Path) -> None:

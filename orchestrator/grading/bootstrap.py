@@ -1,0 +1,274 @@
+"""The first code of every hidden pytest run; changeup copies it beside the tests and runs it.
+
+``python -I -B bootstrap.py SETTINGS -- PYTEST-ARGS...``, where SETTINGS is a JSON object:
+``workspace`` (the snapshot copy), ``hidden`` (the hidden tests' root), ``stream`` (the result
+stream), ``pycache`` (an empty private folder) and, when it starts as root inside the
+sandbox, ``user`` ([uid, gid]) to drop to before anything else.
+
+The agent's code runs in this process (the hidden tests import it), so everything here
+assumes it is hostile:
+
+- It drops to the test user first, then imports pytest and every built-in plugin *before*
+  the workspace is importable, and says ``ready``: nothing the agent wrote has run yet, so
+  a run without ``ready`` is the grader's failure, never the agent's.
+- Bytecode is never read: ``sys.pycache_prefix`` points at an empty folder and the file
+  finder knows only source and extension modules, so a ``.pyc`` cannot stand in for source.
+- After collection, every test function must be the code of its own hidden file: the file
+  is compiled again (with pytest's assertion rewriting) and each test's code object must be
+  there. A module planted in ``sys.modules`` under a test module's name, or a test swapped
+  afterwards, is caught.
+- Before each test call, the item must still hold the function that was checked, and no
+  trace or profile hook may be set (a tracer can jump over an ``assert``).
+- At the end, the pytest and pluggy machinery must be the original: every function and
+  class of their modules (and of this script) is compared, code objects included, with a
+  fingerprint taken before the workspace was importable; no plugin may have joined from
+  outside the hidden tests.
+
+Every result is streamed as it happens; problems go to the stream as ``tampering`` lines;
+the last line is ``exit``. The runner cross-checks all of it against the JUnit XML and the
+canaries (``orchestrator.grading.harness``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+Fingerprint = dict[tuple[str, ...], tuple[object, ...]]
+
+_WATCHED = ("pytest", "_pytest", "pluggy", "iniconfig", "__main__")
+
+
+def _drop(user: list[int] | None) -> None:
+    """Become the test user (uid, gid) with no groups; setuid from root clears every capability."""
+    if not user:
+        return
+    os.setgroups([])
+    os.setgid(user[1])
+    os.setuid(user[0])
+
+
+def _no_bytecode(pycache: str) -> None:
+    """Never read a ``.pyc``: an empty cache folder, and a file finder without sourceless modules."""
+    import importlib.machinery as machinery
+
+    sys.dont_write_bytecode = True
+    sys.pycache_prefix = pycache
+    hook = machinery.FileFinder.path_hook(
+        (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+        (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES),
+    )
+    sys.path_hooks[:] = [h for h in sys.path_hooks if "FileFinder" not in repr(h)] + [hook]
+    sys.path_importer_cache.clear()
+
+
+def _entry(value: object) -> tuple[object, ...]:
+    code = getattr(value, "__code__", None)
+    return (value, code, getattr(value, "__defaults__", None), getattr(value, "__kwdefaults__", None))
+
+
+def fingerprint() -> Fingerprint:
+    """Every function and class of the watched modules, and every function of those classes.
+
+    A function is kept with its code object and defaults (replacing ``__code__`` in place keeps
+    the function's identity); a class with the names of its methods (an added override shows).
+    """
+    import types
+
+    seen: Fingerprint = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".", 1)[0] not in _WATCHED:
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, types.FunctionType):
+                seen[(name, attr)] = _entry(value)
+            elif isinstance(value, type) and getattr(value, "__module__", None) == name:
+                methods = []
+                for key, member in vars(value).items():
+                    inner = member.__func__ if isinstance(member, staticmethod | classmethod) else member
+                    if isinstance(inner, property):
+                        inner = inner.fget
+                    if isinstance(inner, types.FunctionType):
+                        seen[(name, attr, key)] = _entry(inner)
+                        methods.append(key)
+                # Data attributes come and go (pytest caches flags on classes); methods do not.
+                seen[(name, attr)] = (value, tuple(sorted(methods)))
+    return seen
+
+
+def changed(before: Fingerprint, after: Fingerprint) -> list[str]:
+    """Names whose function, code, defaults or class members are not what they were."""
+
+    def same(a: object, b: object) -> bool:
+        return a is b or (type(a) is tuple and type(b) is tuple and a == b)
+
+    out = []
+    for key, was in before.items():
+        now = after.get(key)
+        if now is None or len(now) != len(was) or not all(map(same, now, was)):
+            out.append(".".join(key))
+    return sorted(out)
+
+
+class Guard:
+    """The harness's own pytest plugin: streams results and checks what runs them."""
+
+    def __init__(self, stream: TextIO, hidden: str) -> None:
+        self.stream = stream
+        self.hidden = os.path.join(os.path.realpath(hidden), "")
+        self.config: Any = None
+        self.before_collection: list[object] = []
+        self.checked: dict[str, tuple[object, object]] = {}
+
+    def write(self, line: dict[str, Any]) -> None:
+        """One line of the result stream."""
+        self.stream.write(json.dumps(line) + "\n")
+        self.stream.flush()
+
+    def tampering(self, problem: str) -> None:
+        """A sign that something changed what grades the agent."""
+        self.write({"tampering": problem})
+
+    def pytest_configure(self, config: Any) -> None:
+        """Keep the configuration (for assertion rewriting and the plugin manager)."""
+        self.config = config
+
+    def pytest_collection(self, session: Any) -> None:
+        """The plugins registered before any test file (or the agent's code) was imported."""
+        self.before_collection = list(self.config.pluginmanager.get_plugins())
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        """Every collected test must be the code of its own hidden file."""
+        tables: dict[str, dict[tuple[str, int], bytes] | None] = {}
+        for item in session.items:
+            path = os.path.realpath(str(item.path))
+            if not path.startswith(self.hidden):
+                self.tampering(f"{item.nodeid} was collected from outside the hidden tests")
+                continue
+            function = getattr(item, "obj", None)
+            module = getattr(item, "module", None)
+            if function is None or module is None:
+                continue  # not a Python test function (a hidden conftest's own item)
+            if os.path.realpath(str(getattr(module, "__file__", ""))) != path or (
+                sys.modules.get(module.__name__) is not module
+            ):
+                self.tampering(f"{item.nodeid}: its module is not the one imported from its file")
+                continue
+            if path not in tables:
+                tables[path] = _code_table(path, self.config)
+            table = tables[path]
+            code = getattr(_unwrap(function), "__code__", None)
+            key = (getattr(code, "co_qualname", ""), getattr(code, "co_firstlineno", 0))
+            if (
+                code is None
+                or table is None
+                or os.path.realpath(code.co_filename) != path
+                or table.get(key) != code.co_code
+            ):
+                self.tampering(f"{item.nodeid}: its code is not the code of its hidden file")
+                continue
+            self.checked[item.nodeid] = (function, code)
+
+    def pytest_runtest_call(self, item: Any) -> None:
+        """Right before a test runs: the checked function, no instance overrides, no tracer."""
+        checked = self.checked.get(item.nodeid)
+        function = getattr(item, "obj", None)
+        code = getattr(function, "__code__", None)
+        if checked is not None and (function is not checked[0] or code is not checked[1]):
+            self.tampering(f"{item.nodeid}: its function was replaced after it was checked")
+        if "runtest" in vars(item):
+            self.tampering(f"{item.nodeid}: the test item's runtest was replaced")
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            self.tampering("a trace or profile hook was set while the tests ran")
+
+    def pytest_collectreport(self, report: Any) -> None:
+        """A file that would not import (its tests are then missing, and fail)."""
+        if report.failed:
+            self.write({"id": report.nodeid, "when": "collect", "outcome": "failed"})
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        """Every failure or error as it happens, and the call phase of every test."""
+        if report.when == "call" or report.outcome != "passed":
+            self.write({"id": report.nodeid, "when": report.when, "outcome": report.outcome})
+
+    def finish(self, changes: list[str]) -> list[str]:
+        """``changes`` to the machinery, and plugins that joined from outside the hidden tests."""
+        problems = [f"the harness machinery was changed: {name}" for name in changes]
+        if self.config is not None:
+            for plugin in self.config.pluginmanager.get_plugins():
+                if any(plugin is known for known in self.before_collection):
+                    continue
+                origin = os.path.realpath(str(getattr(plugin, "__file__", "") or ""))
+                if not origin.startswith(self.hidden):
+                    problems.append(f"a pytest plugin joined from outside the hidden tests: {plugin!r:.200}")
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            problems.append("a trace or profile hook was set while the tests ran")
+        return problems
+
+
+def _unwrap(function: object) -> object:
+    seen = 0
+    while hasattr(function, "__wrapped__") and seen < 100:
+        function = function.__wrapped__
+        seen += 1
+    return function
+
+
+def _code_table(path: str, config: Any) -> dict[tuple[str, int], bytes] | None:
+    """Every code object of ``path`` as pytest imports it (asserts rewritten), by name and line."""
+    import ast
+    import types
+
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+        tree = ast.parse(source, filename=path)
+        rewrite_asserts(tree, source, path, config)
+        top = compile(tree, path, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    table: dict[tuple[str, int], bytes] = {}
+    stack = [top]
+    while stack:
+        code = stack.pop()
+        table[(code.co_qualname, code.co_firstlineno)] = code.co_code
+        stack.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
+    return table
+
+
+def main() -> int:
+    """Drop privileges, import pytest, say ready, run the hidden tests, check, say the exit."""
+    settings = json.loads(sys.argv[1])
+    args = sys.argv[sys.argv.index("--") + 1 :]
+    _drop(settings.get("user"))
+    stream = open(settings["stream"], "w", encoding="utf-8")  # noqa: SIM115 - open for the whole run
+    import pytest
+    from _pytest.config import default_plugins
+
+    for name in default_plugins:  # every built-in plugin, before anything of the agent's
+        __import__(f"_pytest.{name}")
+    import _pytest.assertion.rewrite  # noqa: F401 - used after collection
+
+    for hook in (Guard.pytest_collection, Guard.pytest_runtest_call):  # ahead of every other plugin
+        pytest.hookimpl(tryfirst=True)(hook)
+    guard = Guard(stream, settings["hidden"])
+    guard.write({"ready": os.getpid()})
+    # Held here, not looked up at the end, where the agent's code may have rebound the names.
+    take, compare, finish, write = fingerprint, changed, guard.finish, guard.write
+    before = take()
+    _no_bytecode(settings["pycache"])
+    sys.path.append(settings["workspace"])  # after the standard library and site-packages
+    code = int(pytest.main(args, plugins=[guard]))
+    for problem in finish(compare(before, take())):
+        write({"tampering": problem})
+    write({"exit": code})
+    stream.close()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The one way changeup runs git near an agent's files: a neutral git that runs nothing of theirs.
+
+git runs programs named by configuration: hooks, ``core.fsmonitor``, clean/smudge filters a
+``.gitattributes`` asks for, textconv drivers, ``gpg.program`` when a signature is shown,
+pagers, editors, ssh commands. An agent writes its workspace, its ``.git/config`` and (without
+a sandbox) its home's ``~/.gitconfig``; a git that honoured them would run the agent's code on
+the host, outside every sandbox. So every git call changeup makes goes through :func:`git`:
+
+- no system or global configuration (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``),
+  no attributes file, no home, nothing of the caller's ``GIT_*`` environment;
+- hooks, fsmonitor and signature programs off, and ``-c`` settings that beat any repository's;
+- it never runs with the agent's repository as its ``GIT_DIR``, whose ``.git/config`` would
+  be read: the agent's commits are read through the shadow repository, with the agent's
+  object store as an *alternate* (objects are data, not configuration), from a ``HEAD`` that
+  :func:`read_head` resolves by reading files.
+
+Filters a ``.gitattributes`` names resolve to no configuration, so none runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio
+
+__all__ = ["NEUTRAL", "GitError", "git", "git_sync", "read_head"]
+
+#: Settings that win over any repository's own: nothing runs, nothing signs, nothing prompts.
+NEUTRAL = (
+    *("-c", "core.hooksPath=/dev/null"),
+    *("-c", "core.fsmonitor=false"),
+    *("-c", "core.untrackedCache=false"),
+    *("-c", "core.attributesFile=/dev/null"),
+    *("-c", "core.pager=cat"),
+    *("-c", "core.sshCommand=false"),
+    *("-c", "diff.external="),
+    *("-c", "log.showSignature=false"),
+    *("-c", "gpg.program=false"),
+    *("-c", "gpg.ssh.program=false"),
+    *("-c", "gpg.x509.program=false"),
+    *("-c", "commit.gpgSign=false"),
+    *("-c", "protocol.allow=never"),
+    *("-c", "safe.directory=*"),  # the agent's files belong to the agent's user
+)
+
+_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "LANG": "C",
+    "HOME": os.devnull,
+}
+
+
+class GitError(RuntimeError):
+    """A git command failed; the message carries its stderr."""
+
+
+def _command(args: Sequence[str], env: Mapping[str, str] | None) -> tuple[list[str], dict[str, str]]:
+    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **_ENV, **(env or {})}
+    return ["git", *NEUTRAL, *args], environment
+
+
+async def git(args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> bytes:
+    """Run a neutral ``git ARGS`` in ``cwd``; its standard output."""
+    command, environment = _command(args, env)
+    done = await anyio.run_process(command, cwd=cwd, env=environment, check=False)
+    if done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    return bytes(done.stdout)
+
+
+def git_sync(args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> str:
+    """:func:`git`, blocking; its standard output as text."""
+    command, environment = _command(args, env)
+    done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_REF = re.compile(r"refs/[A-Za-z0-9._/-]+")
+
+
+def read_head(workspace: Path) -> str | None:
+    """The commit the agent's ``HEAD`` names, read from its files (None: no repository, no commit).
+
+    Only a ``.git`` folder inside the workspace counts (not a link, not a ``gitdir:`` file),
+    and only loose or packed refs; anything else reads as no commit.
+    """
+    folder = workspace / ".git"
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    try:
+        value = _read(folder / "HEAD")
+        for _ in range(5):  # a symbolic ref may name another
+            if _SHA.fullmatch(value):
+                return value
+            ref = value.removeprefix("ref: ").strip()
+            if not value.startswith("ref: ") or not _REF.fullmatch(ref) or ".." in ref:
+                return None
+            loose = folder / ref
+            if loose.is_file() and not loose.is_symlink():
+                value = _read(loose)
+                continue
+            packed = _packed(folder).get(ref)
+            if packed is None:
+                return None  # an unborn branch
+            value = packed
+    except OSError:
+        return None
+    return None
+
+
+def _read(path: Path) -> str:
+    if path.is_symlink():
+        raise OSError(f"{path} is a link")
+    with path.open("rb") as handle:
+        return handle.read(4096).decode("ascii", "replace").strip()
+
+
+def _packed(folder: Path) -> dict[str, str]:
+    path = folder / "packed-refs"
+    if path.is_symlink() or not path.is_file():
+        return {}
+    refs = {}
+    for line in path.read_text("ascii", "replace").splitlines():
+        sha, _, ref = line.partition(" ")
+        if _SHA.fullmatch(sha) and ref:
+            refs[ref.strip()] = sha
+    return refs
