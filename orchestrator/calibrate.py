@@ -94,7 +94,7 @@ async def _starter_check(challenge: Challenge, out: Path) -> Check:
     folder = RunFolder.new(out, challenge, "starter").path
     workspace = Workspace.create(challenge.workspace, folder / "workspace", folder / "shadow.git")
     environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
-    runner = PytestRunner(challenge, workspace, folder / "scratch", python=environment.python)
+    runner = PytestRunner(challenge, workspace, folder / "scratch", environment=environment)
     tree = await workspace.snapshot()
     passing: list[str] = []
     for phase in challenge.phases:

@@ -22,6 +22,7 @@ from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
 from orchestrator.eventlog import EventLogError, LogContents, read_log
 from orchestrator.grading.environments import EnvironmentFailure
+from orchestrator.grading.sandbox import Share
 from orchestrator.judge import JudgeSpecError, parse_judge
 from orchestrator.loader import ChallengeError, load_challenge, validate
 from orchestrator.render import clock, print_summary
@@ -182,6 +183,21 @@ class _StatusLine:
     help="Who scores judged rubric criteria: 'rules' (shipped) or 'command:CMD' (e.g. an LLM CLI "
     'that reads a rubric prompt on stdin and prints {"score": 0..1, "reason": ...}).',
 )
+@click.option(
+    "--agent-share",
+    "agent_shares",
+    multiple=True,
+    metavar="PATH[:rw]",
+    help="A path the agent may also see, read-only (with :rw, writable), repeatable. Its sandbox "
+    "otherwise shows only the system, its workspace, a private HOME, and its CLI's installation.",
+)
+@click.option(
+    "--agent-network",
+    type=click.Choice(["on", "none"]),
+    default="on",
+    show_default=True,
+    help="Whether the agent keeps the network (agents call their model); 'none' cuts it.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No live status line.")
 @click.option("--verbose", "-v", is_flag=True, help="Show every diagnostic event.")
 def run_command(
@@ -191,6 +207,8 @@ def run_command(
     out: Path,
     debounce: float,
     judge_spec: str,
+    agent_shares: tuple[str, ...],
+    agent_network: str,
     quiet: bool,
     verbose: bool,
 ) -> None:
@@ -212,6 +230,7 @@ def run_command(
         challenge = load_challenge(challenge_path)
         agent = parse_agent(agent_spec, _agent_options(agent_options))
         judge = parse_judge(judge_spec)
+        shares = [_share(spec) for spec in agent_shares]
     except JudgeSpecError as error:
         raise click.BadParameter(str(error), param_hint="--judge") from None
     except ChallengeError as error:
@@ -235,6 +254,8 @@ def run_command(
                 debounce=debounce,
                 on_change=status.update,
                 on_folder=folders.append,
+                shares=shares,
+                network=agent_network == "on",
             )
         )
     except KeyboardInterrupt:
@@ -263,6 +284,14 @@ def run_command(
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     sys.exit(1 if problems else 0)
+
+
+def _share(spec: str) -> Share:
+    path, _, mode = spec.rpartition(":") if spec.endswith((":rw", ":ro")) else (spec, "", "ro")
+    where = Path(path).expanduser().absolute()
+    if not where.exists():
+        raise click.BadParameter(f"{spec!r}: no such file or folder", param_hint="--agent-share")
+    return Share(where, writable=mode == "rw")
 
 
 def _agent_options(pairs: tuple[str, ...]) -> dict[str, str]:

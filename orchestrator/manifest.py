@@ -27,7 +27,7 @@ import anyio
 
 from orchestrator.agents import Agent
 from orchestrator.agents.presets import binary_version, resolve_binary
-from orchestrator.agents.transcript import Redactor, is_secret_name
+from orchestrator.agents.redaction import Redactor, is_secret_name
 from orchestrator.challenge import Challenge
 
 __all__ = ["MANIFEST", "MANIFEST_VERSION", "build_manifest", "freeze_manifest", "write_manifest"]

@@ -50,7 +50,7 @@ async def rescore(
     """Re-test every recorded snapshot and write ``report-rescored.{json,md,html}``."""
     workspace = Workspace.attach(folder.workspace, folder.shadow)
     environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
-    runner = PytestRunner(challenge, workspace, folder.path / "rescore-scratch", python=environment.python)
+    runner = PytestRunner(challenge, workspace, folder.path / "rescore-scratch", environment=environment)
     verdicts: dict[tuple[str, tuple[str, ...]], TestRun] = {}
     records = copy.deepcopy(contents.records)
     try:

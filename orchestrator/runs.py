@@ -17,7 +17,8 @@ import json
 import platform
 import re
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,26 @@ from typing import Any
 import anyio
 import structlog
 
+import orchestrator
+import triggers
 from orchestrator.agents import Agent
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import EventLog, read_log
-from orchestrator.grading.environments import EnvironmentFailure, environments_for, seal_of
-from orchestrator.grading.sandbox import detect_sandbox
+from orchestrator.grading.environments import (
+    EnvironmentFailure,
+    Environments,
+    cache_root,
+    environments_for,
+    seal_of,
+)
+from orchestrator.grading.sandbox import (
+    AgentSandbox,
+    AgentView,
+    Sandbox,
+    Share,
+    detect_sandbox,
+    program_shares,
+)
 from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.html import report_html
@@ -116,13 +132,20 @@ async def run_challenge(
     debounce: float = 0.3,
     on_change: Callable[[SessionView], None] | None = None,
     on_folder: Callable[[RunFolder], None] | None = None,
+    shares: Sequence[Share] = (),
+    network: bool = True,
 ) -> tuple[RunFolder, Outcome, dict[str, Any]]:
-    """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too."""
+    """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
+
+    ``shares`` are paths the agent may also see (``--agent-share``); ``network`` is whether it
+    keeps the network (``--agent-network``).
+    """
     folder = RunFolder.new(out, challenge, agent.name)
     if on_folder is not None:
         on_folder(folder)
     log = EventLog.create(folder.log, _header(challenge, agent))
     logger = structlog.get_logger().bind(session=folder.path.name)
+    box: AgentSandbox | None = None
     try:
         try:
             limits = challenge.model.limits
@@ -153,14 +176,9 @@ async def run_challenge(
         if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
             logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
         await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe())
-        (folder.path / "agent").mkdir(exist_ok=True)
-
-        def confine(argv: list[str]) -> list[str]:
-            # The agent sees its workspace and its notes folder, not the challenge, the
-            # snapshots or any other run (everything under --out is hidden, then its own
-            # workspace shown again).
-            hide = [challenge.root, folder.path.parent]
-            return sandbox.agent(argv, workspace=folder.workspace, folder=folder.path / "agent", hide=hide)
+        box = agent_sandbox(sandbox, folder, challenge, agent, environments, shares=shares, network=network)
+        seeded = box.prepare(agent.home_files)
+        log.append({"kind": "agent.sandboxed", **box.describe(), "home_seeded": seeded}, 0.0)
 
         parts = Parts(
             repo=workspace,
@@ -168,8 +186,9 @@ async def run_challenge(
                 challenge,
                 workspace,
                 folder.path / "scratch",
-                python=grading.python,
+                environment=grading,
                 sandbox=sandbox,
+                hide=[folder.path.parent],
                 sealed=seals.tests,
             ),
             watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
@@ -185,7 +204,7 @@ async def run_challenge(
             logger=logger,
             environment=environments.agent,
             seals=seals,
-            confine=confine,
+            sandbox=box,
         )
         outcome = await session.run()
         if outcome.status != "invalid":
@@ -201,8 +220,38 @@ async def run_challenge(
     finally:
         log.close()
         shutil.rmtree(folder.path / "scratch", ignore_errors=True)
+        if box is not None:
+            box.forget_seeded()  # the credentials it was given do not stay in the run folder
     report = write_reports(challenge, folder)
     return folder, outcome, report
+
+
+def agent_sandbox(
+    sandbox: Sandbox,
+    folder: RunFolder,
+    challenge: Challenge,
+    agent: Agent,
+    environments: Environments,
+    *,
+    shares: Sequence[Share] = (),
+    network: bool = True,
+) -> AgentSandbox:
+    """The sandbox of this run's agent: what it may see besides its own folders, what stays hidden."""
+    seen = [Share(environments.agent.prefix), Share(environments.agent.base)]
+    seen += [share for program in agent.programs() for share in program_shares(program)]
+    changeup = [Path(orchestrator.__file__).parent, Path(triggers.__file__).parent]
+    if sys.prefix != sys.base_prefix:  # changeup's own virtual environment
+        changeup.append(Path(sys.prefix))
+    view = AgentView(
+        workspace=folder.workspace,
+        notes=folder.path / "agent",
+        home=folder.path / "home",
+        tmp=folder.path / "scratch" / "agent",
+        shares=(*seen, *shares),
+        hide=(challenge.root, folder.path.parent, cache_root(), *changeup),
+        network=network,
+    )
+    return sandbox.agent(view)
 
 
 def open_run(path: Path) -> RunFolder:

@@ -26,6 +26,7 @@ from orchestrator.challenge import Challenge
 from orchestrator.eventlog import EventLog
 from orchestrator.grading.environments import Environment
 from orchestrator.grading.policy import counts, void
+from orchestrator.grading.sandbox import AgentSandbox
 from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import TestRun, TestRunner, refused
 from orchestrator.watcher import Watcher
@@ -122,7 +123,7 @@ class Session:
         logger: Any = None,
         environment: Environment | None = None,
         seals: Seals | None = None,
-        confine: Callable[[list[str]], list[str]] = list,
+        sandbox: AgentSandbox | None = None,
     ) -> None:
         self.challenge = challenge
         self.parts = parts
@@ -146,7 +147,7 @@ class Session:
         #: the agent's environment (first on its PATH); None: the agent's PATH as it is
         self.environment = environment
         self._seals = seals
-        self._confine = confine
+        self._sandbox = sandbox
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -282,7 +283,7 @@ class Session:
             turn_limit=self.challenge.model.limits.agent_turn,
             log=self._logger,
             environment=self.environment,
-            confine=self._confine,
+            sandbox=self._sandbox,
         )
         await self.parts.agent.run(ctx, self.mailbox)
 

@@ -16,6 +16,7 @@ import anyio
 
 from orchestrator.challenge import Challenge
 from orchestrator.grading.environments import Environment
+from orchestrator.grading.sandbox import AgentSandbox
 from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered, Observation
 
 __all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]
@@ -49,8 +50,16 @@ class AgentContext:
     log: Any = None
     #: the agent's own environment, first on its PATH (None: the PATH as it is)
     environment: Environment | None = None
-    #: wraps an agent command in the agent sandbox (the identity when there is none)
-    confine: Callable[[list[str]], list[str]] = list
+    #: the run's agent sandbox (None: commands run as they are, as in tests of the loop)
+    sandbox: AgentSandbox | None = None
+
+    def command(self, argv: list[str]) -> list[str]:
+        """``argv`` as the agent's sandbox runs it."""
+        return self.sandbox.command(argv) if self.sandbox is not None else list(argv)
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` as the agent's sandbox gives it (its private HOME and temporary folder)."""
+        return self.sandbox.env(env) if self.sandbox is not None else env
 
 
 class Mailbox:
@@ -89,6 +98,12 @@ class Agent(Protocol):
     """An agent adapter: runs for the whole session, taking messages from the mailbox."""
 
     name: str
+    #: Files of the agent CLI's own configuration and credentials, relative to HOME, that its
+    #: private HOME is seeded with (documented per preset in docs/agents.md).
+    home_files: tuple[str, ...]
+
+    def programs(self) -> list[str]:
+        """The programs (names on PATH, or paths) the agent runs: its sandbox shows their installs."""
 
     async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
         """Work until cancelled (or, for an agent that can exit, until it does)."""
@@ -98,6 +113,11 @@ class TurnAgent:
     """An agent that handles messages in turns: take what waits, work, report the turn's end."""
 
     name = "agent"
+    home_files: tuple[str, ...] = ()
+
+    def programs(self) -> list[str]:
+        """None by default (an agent that runs no program of its own)."""
+        return []
 
     async def start(self, ctx: AgentContext) -> None:
         """Prepare before the first message (default: nothing)."""

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import anyio
 
 from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, message_text
+from orchestrator.agents.redaction import Redactor, is_secret_name
 from orchestrator.agents.shell import CommandAgent, agent_env
 from orchestrator.agents.transcript import (
     AiderText,
@@ -39,10 +40,8 @@ from orchestrator.agents.transcript import (
     GeminiJson,
     LineParser,
     OpenHandsJsonl,
-    Redactor,
     Transcript,
     Usage,
-    is_secret_name,
     mini_trajectory_usage,
 )
 from triggers.records import AgentOutput, TurnSummary
@@ -186,6 +185,10 @@ class PresetAgent(CommandAgent):
     def version_argv(self, path: str) -> list[str] | None:
         """How to ask the installed CLI its version."""
         return [path, "--version"]
+
+    def programs(self) -> list[str]:
+        """The CLI: its sandbox shows its installation, read-only."""
+        return [self.executable]
 
     # --- the turn -------------------------------------------------------------------------------
 
@@ -378,6 +381,7 @@ class ClaudeCode(PresetAgent):
     continuity = "--resume <session_id>, the id in its stream-json output (init and result events)"
     message_via = "stdin"
     env_names = ("ANTHROPIC_", "CLAUDE_", "IS_SANDBOX", "DISABLE_", "MAX_THINKING_TOKENS", "AWS_", "VERTEX_")
+    home_files = (".claude.json", ".claude/settings.json", ".claude/.credentials.json", ".claude/CLAUDE.md")
     unattended_default = ("--dangerously-skip-permissions",)
     transcript_ext = "jsonl"
 
@@ -412,6 +416,7 @@ class Codex(PresetAgent):
     continuity = "codex exec resume <thread_id> -, the id of its thread.started event"
     message_via = "stdin"
     env_names = ("OPENAI_", "CODEX_")
+    home_files = (".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md")
     unattended_default = ("--sandbox", "workspace-write")
     transcript_ext = "jsonl"
 
@@ -450,6 +455,7 @@ class Aider(PresetAgent):
     message_via = "file"
     _offset = 0  # where this turn's part of the chat history starts
     env_names = ("AIDER_",)
+    home_files = (".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json")
     any_api_key = True
     unattended_default = ("--yes-always",)
 
@@ -531,6 +537,13 @@ class GeminiCli(PresetAgent):
     continuity = "--resume <session_id>, the session_id of its JSON output"
     message_via = "argument"
     env_names = ("GEMINI_", "GOOGLE_")
+    home_files = (
+        ".gemini/settings.json",
+        ".gemini/oauth_creds.json",
+        ".gemini/google_accounts.json",
+        ".gemini/GEMINI.md",
+        ".gemini/.env",
+    )
     unattended_default = ("--approval-mode", "yolo")
     transcript_ext = "json"
 
@@ -567,6 +580,7 @@ class MiniSweAgent(PresetAgent):
     continuity = "none: each run is a new task, so earlier messages are sent again before the new one"
     message_via = "argument"
     env_names = ("MSWEA_", "LITELLM_")
+    home_files = (".config/mini-swe-agent/.env",)
     any_api_key = True
     unattended_default = ("-y",)
 
@@ -629,6 +643,7 @@ class OpenHands(PresetAgent):
     continuity = "--resume <conversation id>, the id it prints as 'Conversation ID: …' when it exits"
     message_via = "file"
     env_names = ("LLM_", "OPENHANDS_")
+    home_files = (".openhands/agent_settings.json", ".openhands/cli_config.json", ".openhands/mcp.json")
     any_api_key = True
 
     def arguments(self, turn: TurnArgs) -> list[str]:

@@ -35,8 +35,8 @@ from orchestrator.agents.base import (
     TurnAgent,
     message_text,
 )
-from orchestrator.agents.transcript import Redactor
-from orchestrator.grading.processes import kill_group, run_process_group
+from orchestrator.agents.redaction import RedactedStream, Redactor
+from orchestrator.grading.processes import run_process_group, stop
 from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
 
 __all__ = ["END_MARKER", "TURN_DONE", "CommandAgent", "ProcessAgent"]
@@ -47,7 +47,8 @@ _NOT_FOUND = 127  # what sh exits with when the command does not exist
 
 
 def agent_env(ctx: AgentContext, message_file: str = "") -> dict[str, str]:
-    """The agent's environment: changeup's, plus where it is and what it was told."""
+    """The agent's environment: changeup's, plus where it is and what it was told, its own
+    Python environment first on PATH, and its sandbox's private HOME and temporary folder."""
     env = {
         **os.environ,
         "CHANGEUP_WORKSPACE": str(ctx.workspace),
@@ -55,7 +56,22 @@ def agent_env(ctx: AgentContext, message_file: str = "") -> dict[str, str]:
     }
     if message_file:
         env["CHANGEUP_MESSAGE_FILE"] = message_file
-    return ctx.environment.path_env(env) if ctx.environment is not None else env
+    if ctx.environment is not None:
+        env = ctx.environment.path_env(env)
+    return ctx.env(env)
+
+
+def command_programs(command: str) -> list[str]:
+    """What a shell command line runs, for its sandbox to show: the program it starts with, and
+    every file it names by path (``python3 /opt/agents/agent.py``: the script too)."""
+    try:
+        words = [w for w in shlex.split(command) if "=" not in w.split("/", 1)[0]]  # not FOO=bar
+    except ValueError:
+        return []
+    while words and words[0] in ("exec", "env", "command", "nice", "timeout"):
+        words = words[1:]
+    files = [os.path.abspath(w) for w in words[1:] if "/" in w and os.path.isfile(w)]
+    return [*words[:1], *files]
 
 
 class CommandAgent(TurnAgent):
@@ -69,6 +85,7 @@ class CommandAgent(TurnAgent):
         shown = command if isinstance(command, str) else shlex.join(command)
         self.name = f"command:{shown}"
         self._turns = 0
+        self._stream = RedactedStream(Redactor({}))
 
     # --- hooks: what a turn sends and runs, and what becomes of its output ------------------
 
@@ -88,21 +105,30 @@ class CommandAgent(TurnAgent):
         """The command's environment."""
         return agent_env(ctx, str(message_file))
 
+    def programs(self) -> list[str]:
+        """The program of the command line."""
+        return command_programs(self.command) if isinstance(self.command, str) else self.command[:1]
+
     def begin_turn(self, ctx: AgentContext) -> Callable[[str], None]:
         """Called as the turn starts; returns what receives the command's output.
 
         Secret values of the environment (API keys, tokens) are redacted from what is
-        logged; a preset's transcript does this across reads too.
+        logged, whole lines at a time, so a secret printed in two pieces is caught too.
         """
-        redact = Redactor.from_env(os.environ)
+        self._stream = RedactedStream(Redactor.from_env(os.environ))
 
         def output(chunk: str) -> None:
-            ctx.emit(AgentOutput(0.0, redact(chunk)))
+            text = self._stream.feed(chunk)
+            if text:
+                ctx.emit(AgentOutput(0.0, text))
 
         return output
 
     def end_turn(self, ctx: AgentContext, returncode: int | None) -> None:
         """Called as the turn ends, also when it is interrupted or times out (``returncode`` None)."""
+        rest = self._stream.flush()
+        if rest:
+            ctx.emit(AgentOutput(0.0, rest))
 
     # --- the turn ---------------------------------------------------------------------------
 
@@ -113,7 +139,7 @@ class CommandAgent(TurnAgent):
         ctx.folder.mkdir(parents=True, exist_ok=True)
         message_file = ctx.folder / f"message-{self._turns:03d}.md"
         message_file.write_text(text, encoding="utf-8")
-        argv = ctx.confine(self.command_for(ctx, text, message_file))
+        argv = ctx.command(self.command_for(ctx, text, message_file))
         env = self.env_for(ctx, message_file)
         output = self.begin_turn(ctx)
         returncode: int | None = None
@@ -146,15 +172,21 @@ class CommandAgent(TurnAgent):
 class ProcessAgent:
     """One long-lived process; messages go to its stdin, ``TURN_DONE`` ends a turn."""
 
+    home_files: tuple[str, ...] = ()
+
     def __init__(self, command: str) -> None:
         self.command = command
         self.name = f"process:{command}"
         self._turn_done = anyio.Event()
 
+    def programs(self) -> list[str]:
+        """The program of the command line."""
+        return command_programs(self.command)
+
     async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
         """Start the process, feed it messages, and report its turns and its exit."""
         process = await anyio.open_process(
-            ctx.confine(["sh", "-c", self.command]),
+            ctx.command(["sh", "-c", self.command]),
             cwd=ctx.workspace,
             env=agent_env(ctx),
             stdin=subprocess.PIPE,
@@ -175,8 +207,8 @@ class ProcessAgent:
                     await self._turn_done.wait()
                     ctx.emit(AgentTurnEnded(0.0))
         finally:
-            kill_group(process)
             with anyio.CancelScope(shield=True):
+                await stop(process)  # its whole tree
                 await process.aclose()
 
     async def _send(self, process: Process, messages: list[Message]) -> None:
@@ -189,13 +221,18 @@ class ProcessAgent:
         assert process.stdout is not None
         buffer = ""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        redact = Redactor.from_env(os.environ)
+        stream = RedactedStream(Redactor.from_env(os.environ))
         async for chunk in process.stdout:
             text = decoder.decode(chunk)
-            ctx.emit(AgentOutput(0.0, redact(text)))
+            redacted = stream.feed(text)
+            if redacted:
+                ctx.emit(AgentOutput(0.0, redacted))
             buffer += text
             *lines, buffer = buffer.split("\n")
             if any(line.strip() == TURN_DONE for line in lines):
                 self._turn_done.set()
+        rest = stream.flush()
+        if rest:
+            ctx.emit(AgentOutput(0.0, rest))
         ctx.emit(AgentExited(0.0, await process.wait()))
         session.cancel()

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from orchestrator.agents.redaction import RedactedStream, Redactor
 
 __all__ = [
     "INLINE_CHARS",
@@ -28,67 +30,13 @@ __all__ = [
     "GeminiJson",
     "LineParser",
     "OpenHandsJsonl",
-    "Redactor",
     "Transcript",
     "Usage",
-    "is_secret_name",
     "mini_trajectory_usage",
 ]
 
 #: How much of one turn's output goes into the event log itself; the rest only to the file.
 INLINE_CHARS = 128 * 1024
-#: A line longer than this is written out in pieces rather than held back whole.
-_HOLD_CHARS = 64 * 1024
-#: Shorter values are not searched for in output (a 1-character "secret" would redact everything).
-MIN_SECRET_LENGTH = 8
-
-_SECRET_WORDS = frozenset(
-    {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"}
-    | {"AUTH", "COOKIE", "PAT", "PRIVATE", "SESSIONKEY"}
-)
-_SECRET_ENDINGS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable of this name holds a secret (``ANTHROPIC_API_KEY``, ``GH_TOKEN``)."""
-    parts = [p for p in re.split(r"[^A-Z0-9]+", name.upper()) if p]
-    return any(p in _SECRET_WORDS or p.endswith(_SECRET_ENDINGS) for p in parts)
-
-
-class Redactor:
-    """Replaces known secret values in text with ``[redacted $NAME]``."""
-
-    def __init__(self, secrets: Mapping[str, str]) -> None:
-        names: dict[str, str] = {}
-        for name, value in sorted(secrets.items()):
-            if len(value) >= MIN_SECRET_LENGTH:
-                names.setdefault(value, name)
-        ordered = sorted(names, key=len, reverse=True)  # the longest secret wins where they overlap
-        self._names = names
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-        self.longest = len(ordered[0]) if ordered else 0
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str], extra: Mapping[str, str] | None = None) -> Redactor:
-        """A redactor for every secret-named variable of ``env``, plus ``extra`` (name → value)."""
-        secrets = {name: value for name, value in env.items() if is_secret_name(name)}
-        return cls({**secrets, **(extra or {})})
-
-    def __call__(self, text: str) -> str:
-        """``text`` with every secret value replaced."""
-        if self._pattern is None:
-            return text
-        return self._pattern.sub(lambda m: f"[redacted ${self._names[m.group(0)]}]", text)
-
-    def value(self, obj: Any) -> Any:
-        """A JSON-like value with every string in it redacted."""
-        if isinstance(obj, str):
-            return self(obj)
-        if isinstance(obj, list | tuple):
-            return [self.value(item) for item in obj]
-        if isinstance(obj, dict):
-            return {self(str(k)): self.value(v) for k, v in obj.items()}
-        return obj
 
 
 @dataclass(slots=True)
@@ -134,34 +82,21 @@ class Transcript:
         self.chars = 0
         self.truncated = False
         self._emit = emit
-        self._redact = redact
+        self._stream = RedactedStream(redact)
         self._parser = parser
         self._budget = inline
         self._file = path.open("w", encoding="utf-8")
-        self._pending = ""  # raw text after the last newline, not yet redacted
         self._line = ""  # redacted text of the current line, for the parser
 
     def write(self, chunk: str) -> None:
         """Take a chunk of output as it arrives."""
-        self._pending += chunk
-        if "\n" in chunk:
-            head, _, self._pending = self._pending.rpartition("\n")
-            self._out(self._redact(head + "\n"))
-        elif len(self._pending) > _HOLD_CHARS:
-            # No line end in sight: write all but a tail that could hold the start of a secret.
-            redacted = self._redact(self._pending)
-            keep = max(self._redact.longest - 1, 0)
-            cut = len(redacted) - keep
-            self._out(redacted[:cut])
-            self._pending = redacted[cut:]
+        self._out(self._stream.feed(chunk))
 
     def close(self) -> None:
         """Write what is left; the parser gets the last line even without its newline."""
         if self._file.closed:
             return
-        if self._pending:
-            self._out(self._redact(self._pending))
-            self._pending = ""
+        self._out(self._stream.flush())
         if self._line and self._parser is not None:
             self._parser.feed(self._line)
         self._line = ""

@@ -2,8 +2,8 @@
 
 ``python -I -B bootstrap.py SETTINGS -- PYTEST-ARGS...``, where SETTINGS is a JSON object:
 ``workspace`` (the snapshot copy), ``hidden`` (the hidden tests' root), ``stream`` (the result
-stream), ``pycache`` (an empty private folder) and, when it starts as root inside the
-sandbox, ``user`` ([uid, gid]) to drop to before anything else.
+stream) and, when it starts as root inside the sandbox, ``user`` ([uid, gid]) to drop to
+before anything else.
 
 The agent's code runs in this process (the hidden tests import it), so everything here
 assumes it is hostile:
@@ -11,8 +11,8 @@ assumes it is hostile:
 - It drops to the test user first, then imports pytest and every built-in plugin *before*
   the workspace is importable, and says ``ready``: nothing the agent wrote has run yet, so
   a run without ``ready`` is the grader's failure, never the agent's.
-- Bytecode is never read: ``sys.pycache_prefix`` points at an empty folder and the file
-  finder knows only source and extension modules, so a ``.pyc`` cannot stand in for source.
+- The workspace's modules load from source alone: its finder reads no ``.pyc`` (cached or
+  sourceless) and no compiled extension, so nothing can stand in for the code shown.
 - After collection, every test function must be the code of its own hidden file: the file
   is compiled again (with pytest's assertion rewriting) and each test's code object must be
   there. A module planted in ``sys.modules`` under a test module's name, or a test swapped
@@ -42,25 +42,42 @@ _WATCHED = ("pytest", "_pytest", "pluggy", "iniconfig", "__main__")
 
 
 def _drop(user: list[int] | None) -> None:
-    """Become the test user (uid, gid) with no groups; setuid from root clears every capability."""
+    """Become the test user (uid, gid) with no groups, no capabilities (none permitted, none in
+    the bounding set) and no new privileges."""
     if not user:
         return
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    for capability in range(64):  # PR_CAPBSET_DROP; an unknown capability just fails
+        prctl(24, capability, 0, 0, 0)
+    if prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "cannot set no_new_privs")
     os.setgroups([])
     os.setgid(user[1])
     os.setuid(user[0])
 
 
-def _no_bytecode(pycache: str) -> None:
-    """Never read a ``.pyc``: an empty cache folder, and a file finder without sourceless modules."""
+def _source_only(workspace: str) -> None:
+    """The workspace's modules load from their source alone: no ``.pyc`` (cached or sourceless)
+    and no compiled extension can stand in for the code the agent shows."""
     import importlib.machinery as machinery
 
+    class Source(machinery.SourceFileLoader):
+        def get_code(self, fullname: str) -> Any:
+            path = self.get_filename(fullname)
+            return self.source_to_code(self.get_data(path), path)
+
+    root = os.path.join(os.path.realpath(workspace), "")
+    finder = machinery.FileFinder.path_hook((Source, machinery.SOURCE_SUFFIXES))
+
+    def hook(path: str) -> Any:
+        if os.path.join(os.path.realpath(path or "."), "").startswith(root):
+            return finder(path)
+        raise ImportError("not the workspace")  # the usual finders take it
+
     sys.dont_write_bytecode = True
-    sys.pycache_prefix = pycache
-    hook = machinery.FileFinder.path_hook(
-        (machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
-        (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES),
-    )
-    sys.path_hooks[:] = [h for h in sys.path_hooks if "FileFinder" not in repr(h)] + [hook]
+    sys.path_hooks.insert(0, hook)
     sys.path_importer_cache.clear()
 
 
@@ -260,7 +277,7 @@ def main() -> int:
     # Held here, not looked up at the end, where the agent's code may have rebound the names.
     take, compare, finish, write = fingerprint, changed, guard.finish, guard.write
     before = take()
-    _no_bytecode(settings["pycache"])
+    _source_only(settings["workspace"])
     sys.path.append(settings["workspace"])  # after the standard library and site-packages
     code = int(pytest.main(args, plugins=[guard]))
     for problem in finish(compare(before, take())):

@@ -41,6 +41,8 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 __all__ = [
+    "READY",
+    "SEAL",
     "Environment",
     "EnvironmentFailure",
     "Environments",
@@ -48,11 +50,17 @@ __all__ = [
     "cache_root",
     "check_seal",
     "environments_for",
+    "freeze",
     "grading_environment",
+    "remove",
+    "seal",
     "seal_of",
 ]
 
 BUILD_TIMEOUT = 900.0
+_PYTEST_SCRIPT = "import sys\nfrom pytest import console_main\n\nsys.exit(console_main())\n"
+#: How environments are built; a new recipe builds new ones (the old stay, unused).
+RECIPE = 2
 SEAL = ".seal.json"
 READY = ".ready"
 
@@ -116,6 +124,7 @@ def _key(requirements: Sequence[str], role: str) -> str:
         "requirements": sorted(requirements),
         "pytest": metadata.version("pytest"),
         "role": role,
+        "recipe": RECIPE,
     }
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
@@ -154,27 +163,30 @@ def _environment(requirements: Sequence[str], role: str) -> Environment:
 
 def _build(target: Path, requirements: Sequence[str], *, with_pip: bool) -> None:
     """Build in place (a venv's scripts name their own path); sealed and read-only when done."""
-    _remove(target)
+    remove(target)
     try:
         _run([sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(target)])
         environment = Environment(target)
         site = _site_packages(environment)
         for distribution in _closure("pytest"):
             _copy_distribution(distribution, site)
+        for name in ("pytest", "py.test"):  # its console scripts, which copying leaves behind
+            script = environment.bin / name
+            script.write_text(f"#!{environment.python}\n{_PYTEST_SCRIPT}")
+            script.chmod(0o755)
         if requirements:
             pip = [environment.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
             _run([*pip, *requirements])
         compileall.compile_dir(str(site), quiet=2, workers=1)
     except (EnvironmentFailure, OSError) as error:
-        _remove(target)
+        remove(target)
         raise EnvironmentFailure(f"could not build the environment {target.name}: {error}") from None
-    _freeze(target)
-    digest, signature = _digest(target), _signature(target)
-    (target / SEAL).write_text(json.dumps({"sha256": digest, "signature": signature}) + "\n")
-    (target / READY).write_text(json.dumps(sorted(requirements)) + "\n")
+    freeze(target)
+    seal(target, {"requirements": sorted(requirements)})
 
 
-def _remove(target: Path) -> None:
+def remove(target: Path) -> None:
+    """Delete a built (read-only) folder, or what a failed build left."""
     if target.exists():
         for root, dirs, _ in os.walk(target):  # read-only folders cannot be emptied
             for name in dirs:
@@ -235,7 +247,7 @@ def _run(command: list[str]) -> None:
         raise EnvironmentFailure(f"{' '.join(command[-3:])} failed:\n{tail}")
 
 
-def _freeze(target: Path) -> None:
+def freeze(target: Path) -> None:
     """Read-only to everyone; only its builder (who may override permissions) could write it."""
     for path in _walk(target):
         if path.is_symlink():
@@ -287,6 +299,13 @@ def _signature(target: Path) -> str:
         info = path.lstat()
         digest.update(f"{path}\0{info.st_ino}\0{info.st_size}\0{info.st_mode}\0{info.st_ctime_ns}\n".encode())
     return digest.hexdigest()
+
+
+def seal(target: Path, about: dict[str, object]) -> None:
+    """Seal a finished, frozen build: its digest and signature, then ``.ready`` (with ``about``)."""
+    digest, signature = _digest(target), _signature(target)
+    (target / SEAL).write_text(json.dumps({"sha256": digest, "signature": signature}) + "\n")
+    (target / READY).write_text(json.dumps(about) + "\n")
 
 
 def seal_of(prefix: Path) -> str:

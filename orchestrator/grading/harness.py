@@ -54,7 +54,6 @@ def bootstrap_argv(
     workspace: Path,
     hidden: Path,
     out: Path,
-    pycache: Path,
     user: tuple[int, int] | None,
     tests: Sequence[str],
     deselect: Sequence[str],
@@ -64,7 +63,6 @@ def bootstrap_argv(
         "workspace": str(workspace),
         "hidden": str(hidden),
         "stream": str(out / "stream.jsonl"),
-        "pycache": str(pycache),
         "user": list(user) if user else None,
     }
     return [

@@ -1,9 +1,14 @@
-"""Child processes in their own process group, with a time limit and bounded output.
+"""Child processes: their own process group, a time limit, bounded output, and no survivors.
 
-Everything changeup starts (hidden test runs, agent commands) goes through
-:func:`run_process_group`: the process leads a new session, so on a time-out or a
-cancellation the whole group — including anything it forked — is killed, and its output is
-streamed to a callback while only the last ``keep`` bytes are retained.
+Everything changeup starts (hidden test runs, agent commands, judges) goes through
+:func:`run_process_group`. The process leads a new session; its output is streamed to a
+callback while only the last ``keep`` bytes are retained. The run is over when *the process*
+exits, not when its output closes: a child that keeps the pipe open is killed with the rest.
+On a time-out, a cancellation or the process's end, :func:`stop` ends its whole tree:
+
+- inside bubblewrap, the sandbox's PID namespace dies with it (``--die-with-parent``);
+- elsewhere the command runs under the reaper (``reaper.py``, see :func:`reaped`), a child
+  subreaper that kills everything below it, ``setsid`` children included, when told to.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +26,13 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-__all__ = ["Finished", "kill_group", "run_process_group"]
+__all__ = ["Finished", "reaped", "run_process_group", "stop"]
+
+REAPER = Path(__file__).with_name("reaper.py")
+#: How long a stopped tree gets to go (the reaper kills what is below it) before SIGKILL.
+GRACE = 2.0
+#: How long output may keep coming once the process has exited (its children are killed first).
+DRAIN = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +45,24 @@ class Finished:
     truncated: bool
 
 
-def kill_group(process: Process) -> None:
-    """SIGKILL the process's whole group; a group that is already gone is fine."""
+def reaped(argv: Sequence[str], *, pids: int | None = None) -> list[str]:
+    """``argv`` under the reaper: its whole tree dies with it (``pids``: a cgroup limit, as root)."""
+    limit = ["--pids", str(pids)] if pids else []
+    return [sys.executable, "-I", "-S", str(REAPER), *limit, "--", *argv]
+
+
+def _signal_group(process: Process, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+        os.killpg(process.pid, signum)
+
+
+async def stop(process: Process) -> None:
+    """End ``process`` and everything it started: SIGTERM to its group, then SIGKILL after a grace."""
+    if process.returncode is None:
+        _signal_group(process, signal.SIGTERM)
+        with anyio.move_on_after(GRACE), anyio.CancelScope(shield=True):
+            await process.wait()
+    _signal_group(process, signal.SIGKILL)  # what is left of its group
 
 
 async def run_process_group(
@@ -49,10 +75,9 @@ async def run_process_group(
     keep: int = 65536,
     on_output: Callable[[str], None] | None = None,
 ) -> Finished:
-    """Run ``command`` to completion or ``timeout``; cancellation kills its group too."""
+    """Run ``command`` to its exit or ``timeout``; cancellation stops its tree too."""
     tail = bytearray()
     truncated = False
-    timed_out = False
     # A character may be split between two reads: decode incrementally, not chunk by chunk.
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     process = await anyio.open_process(
@@ -64,16 +89,12 @@ async def run_process_group(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    try:
-        with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-            if stdin is not None and process.stdin is not None:
-                try:
-                    await process.stdin.send(stdin)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    pass  # it did not read its input; that is its business
-                finally:
-                    await process.stdin.aclose()
-            assert process.stdout is not None
+    drained = anyio.Event()
+
+    async def read() -> None:
+        nonlocal tail, truncated
+        assert process.stdout is not None
+        try:
             async for chunk in process.stdout:
                 tail += chunk
                 if len(tail) > keep:
@@ -83,11 +104,33 @@ async def run_process_group(
                     text = decoder.decode(chunk)
                     if text:
                         on_output(text)
-            await process.wait()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        drained.set()
+
+    async def feed() -> None:
+        if stdin is not None and process.stdin is not None:
+            try:
+                await process.stdin.send(stdin)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # it did not read its input; that is its business
+            finally:
+                await process.stdin.aclose()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(read)
+            group.start_soon(feed)
+            with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
+                await process.wait()
+            await stop(process)  # whatever it left behind goes with it
+            with anyio.move_on_after(DRAIN):
+                await drained.wait()
+            group.cancel_scope.cancel()
         timed_out = scope.cancelled_caught
     finally:
-        kill_group(process)  # the leader, if still running, and anything it left in its group
         with anyio.CancelScope(shield=True):
+            await stop(process)
             await process.aclose()  # waits, and closes the pipes
-    returncode = None if timed_out else process.returncode
-    return Finished(returncode, tail.decode("utf-8", "replace"), timed_out, truncated)
+    tail_text = tail.decode("utf-8", "replace")
+    return Finished(None if timed_out else process.returncode, tail_text, timed_out, truncated)

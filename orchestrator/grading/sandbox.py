@@ -1,21 +1,34 @@
 """Sandboxes for hidden test runs and for agents: bubblewrap where it runs, else a weaker fallback.
 
-With bubblewrap, a hidden test run sees the whole machine read-only, with the run folder and
-the challenge folder hidden behind empty mounts, a fresh ``/tmp``, no network, no
-capabilities and its own PID namespace; only the snapshot copy is writable and the hidden
-tests are read-only. Every process also gets resource limits (address space, processes,
-open files, CPU time, file size) through ``prlimit``.
+**Hidden tests** (bubblewrap). A pytest run's root is empty but for its private runtime
+(``runtime.py``: the interpreter, its standard library and the libraries they load, copied
+where no agent can look), the grading environment (read-only), the hidden tests (read-only),
+the harness, and the snapshot copy and an output folder (writable), all under
+``/changeup``; no network, no IPC, its own PID namespace, a fresh ``/tmp``. Nothing the test
+process can open is a file an agent process can see, so nothing it does to files is
+observable. As root, the bootstrap drops to the test user (uid 65532) before it imports
+anything, so the process limit holds; not as root, bubblewrap maps the caller's user and
+drops every capability. A test *command* (a phase with ``command:``) needs the machine's
+tools, so it sees the machine read-only instead, minus the challenge, the runs and the cache.
 
-Where bubblewrap cannot run, the fallback (``user``) keeps the resource limits and runs the
-tests as a separate user (``nobody``, or ``$CHANGEUP_SANDBOX_USER``) without capabilities,
-in a scratch folder outside the run folder: it can write only its own copy of the snapshot
-and cannot touch the log, the shadow repository, the workspace or changeup's processes.
-That needs changeup to run as root and the grading interpreter to be reachable by that
-user; failing either, only the limits remain (``limits-only``). The weaker sandbox and the
-reason for it are always logged — never silent.
+**Agents** (bubblewrap). An allow-list: the system (``/usr``, ``/etc``, ``/opt``, ``/srv``)
+read-only; writable only the workspace, the run's agent folder, a private HOME (seeded from
+the agent CLI's own config and credentials, see the presets) and private ``/tmp`` and
+``/var/tmp``; read-only shares for the agent's environment, its CLI's installation and
+anything given with ``--agent-share``. Not there at all: changeup's own installation, the
+grading environments and the cache, the challenge, every run folder. As root, the agent
+runs as its own unprivileged user (uid 65533, no capabilities, no new privileges); not as
+root, in a user namespace with no capabilities. The network stays, unless
+``--agent-network none``.
 
-An agent's sandbox hides the challenge folder (hidden tests, later messages, solutions),
-the other runs and the snapshot repository; it keeps the network, which agents need.
+Every process also gets resource limits (address space, processes, open files, CPU time,
+file size) through ``prlimit``, and dies with its run: bubblewrap's PID namespace, or the
+reaper outside it (``processes.py``).
+
+**Fallbacks.** Where bubblewrap cannot run, hidden tests run as a separate user (``user``:
+``nobody`` or ``$CHANGEUP_SANDBOX_USER``, through ``setpriv``) in a folder outside the run
+folder, or with the limits alone (``limits-only``); agents run as they are, with a private
+HOME. The weaker sandbox and the reason for it are always logged — never silent.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ from __future__ import annotations
 import functools
 import os
 import pwd
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,7 +46,40 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Limits", "Sandbox", "SandboxUser", "detect_sandbox"]
+from orchestrator.grading.environments import Environment
+from orchestrator.grading.processes import reaped
+from orchestrator.grading.runtime import TEST_USER, Runtime
+
+__all__ = [
+    "AGENT_USER",
+    "INSIDE",
+    "AgentSandbox",
+    "AgentView",
+    "Limits",
+    "Places",
+    "Sandbox",
+    "SandboxUser",
+    "Share",
+    "detect_sandbox",
+    "program_shares",
+]
+
+#: The agent's ids, as root (a user of its own: nothing on the machine belongs to it).
+AGENT_USER = (65533, 65533)
+#: Where a hidden test run's folders are, inside bubblewrap.
+INSIDE = Path("/changeup")
+#: The agent's HOME, inside bubblewrap.
+AGENT_HOME = Path("/home/agent")
+#: Namespaces every sandboxed process gets (the network too, but for agents that need it).
+_NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
+#: As root: only what dropping to the sandbox's user takes (it then takes these away too).
+_DROPPING = [
+    "--cap-drop",
+    "ALL",
+    *(f for c in ("SETUID", "SETGID", "SETPCAP") for f in ("--cap-add", f"CAP_{c}")),
+]
+#: What an agent sees of the machine, read-only.
+SYSTEM = ("/usr", "/etc", "/opt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +121,44 @@ def _processes_of(uid: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class SandboxUser:
-    """The separate user hidden tests run as in the ``user`` fallback."""
+    """A separate user processes run as."""
 
     name: str
     uid: int
     gid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """A path of the machine an agent may see (read-only unless ``writable``)."""
+
+    path: Path
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AgentView:
+    """What an agent's sandbox is made of, as folders of the machine."""
+
+    workspace: Path
+    notes: Path  # the run's agent/ folder: message files, transcripts, a CLI's history
+    home: Path  # the private HOME
+    tmp: Path  # holds the private /tmp and /var/tmp
+    shares: tuple[Share, ...] = ()
+    hide: tuple[Path, ...] = ()  # never seen, even where a share or the system would show it
+    network: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Places:
+    """A hidden test run's folders and interpreter as the test process sees them."""
+
+    ws: Path
+    hidden: Path
+    out: Path
+    harness: Path
+    python: str
+    user: tuple[int, int] | None  # the bootstrap drops to this user first (bubblewrap as root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +168,24 @@ class Sandbox:
     kind: str
     reason: str = ""
     limits: Limits = field(default_factory=Limits)
-    user: SandboxUser | None = None
+    user: SandboxUser | None = None  # the ``user`` fallback's test user
+
+    @property
+    def as_root(self) -> bool:
+        """Whether changeup runs as root (then sandboxed processes get users of their own)."""
+        return os.geteuid() == 0
 
     def describe(self) -> dict[str, Any]:
         """For the log and the manifest."""
         described = {"kind": self.kind, "reason": self.reason, "limits": asdict(self.limits)}
         return {**described, "user": self.user.name} if self.user else described
+
+    # --- hidden tests ---------------------------------------------------------------------
+
+    def _test_user(self) -> SandboxUser | None:
+        if self.kind == "bubblewrap" and self.as_root:
+            return SandboxUser("tests", *TEST_USER)
+        return self.user
 
     def workdir(self, scratch: Path) -> Path:
         """A new private folder for one test run: in ``scratch``, or for a separate user, in
@@ -108,94 +200,333 @@ class Sandbox:
     def hand_over(self, folder: Path, writable: Sequence[Path]) -> None:
         """Before a run as a separate user: ``writable`` (inside ``folder``) becomes that user's,
         and the rest of ``folder`` (copies made for this run) readable by it, never writable."""
-        if self.user is None:
+        user = self._test_user()
+        if user is None:
             return
         owned = tuple(str(path) for path in writable)
         inside = tuple(f"{path}{os.sep}" for path in owned)
+        folder.chmod(0o755)
         for root, dirs, files in os.walk(folder):
             for name in [*dirs, *files]:
                 path = os.path.join(root, name)
                 if os.path.islink(path):
                     continue  # the link's target is not ours to change
                 if path in owned or path.startswith(inside):
-                    os.chown(path, self.user.uid, self.user.gid)
+                    os.chown(path, user.uid, user.gid)
                 else:  # readable by all, writable by changeup alone
                     mode = os.stat(path).st_mode & ~0o022
                     os.chmod(path, mode | (0o555 if os.path.isdir(path) else 0o444))
 
+    def places(self, folder: Path, environment: Environment) -> Places:
+        """Where a test run in ``folder`` finds its folders, as the test process sees them."""
+        if self.kind == "bubblewrap":
+            user = TEST_USER if self.as_root else None
+            python = str(INSIDE / "env" / "bin" / "python")
+            return Places(INSIDE / "ws", INSIDE / "hidden", INSIDE / "out", INSIDE / "harness", python, user)
+        return Places(
+            folder / "ws", folder / "hidden", folder / "out", folder / "harness", environment.python, None
+        )
+
     def tests(
         self,
         argv: Sequence[str],
+        folder: Path,
+        environment: Environment,
         *,
-        writable: Sequence[Path],
-        readable: Sequence[Path],
+        runtime: Runtime | None,
         hide: Sequence[Path],
     ) -> list[str]:
-        """``argv`` confined as a hidden test run: only ``writable`` may change, nothing may call out."""
+        """``argv`` (given in :meth:`places` terms) confined as a hidden test run in ``folder``.
+
+        With a ``runtime`` the run sees only it and its own folders; without one (a test
+        command), the machine read-only minus ``hide``, and as root it drops to the test user
+        through ``setpriv`` first.
+        """
         if self.kind == "none":
             return list(argv)
-        if self.user is not None:
-            user = self.user
-            return [
-                *self.limits.prlimit(user.uid),
-                "setpriv",
-                f"--reuid={user.uid}",
-                f"--regid={user.gid}",
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--bounding-set=-all",
-                "--no-new-privs",
-                "--",
-                *argv,
-            ]
-        command = self.limits.prlimit()
+        user = self._test_user()
         if self.kind != "bubblewrap":
-            return [*command, *argv]
-        mounts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for path in hide:
-            if path.exists():
-                mounts += ["--tmpfs", str(path)]
-        for path in writable:
-            mounts += ["--bind", str(path), str(path)]
-        for path in readable:
-            if path.exists():
-                mounts += ["--ro-bind", str(path), str(path)]
+            limits = self.limits.prlimit(user.uid if user else None)
+            pids = self.limits.processes if self.as_root and user is None else None
+            return [*limits, *reaped([*_setpriv(user), *argv], pids=pids)]
+        namespaces = [*_NAMESPACES, "--unshare-net"]
+        if self.as_root:  # the bootstrap or setpriv drops to the test user, which takes these away
+            capabilities = list(_DROPPING)
+        else:
+            namespaces.append("--unshare-user")
+            capabilities = ["--cap-drop", "ALL"]
+        if runtime is not None:
+            mounts = _runtime_mounts(runtime)
+        else:  # the machine's folders one by one (so /changeup can be made beside them), minus hide
+            mounts = [*_machine_mounts(), *_hidden(hide)]
+            argv = [*_setpriv(user), *argv] if self.as_root else list(argv)
+        mounts += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+        mounts += _bind(environment.prefix, INSIDE / "env")
+        for name, writable in (("hidden", False), ("harness", False), ("ws", True), ("out", True)):
+            mounts += _bind(folder / name, INSIDE / name, writable=writable)
         return [
-            *command,
+            *self.limits.prlimit(user.uid if user else None),
             "bwrap",
-            "--unshare-all",  # no network, own PID namespace, ...
+            *namespaces,
             "--die-with-parent",
             "--new-session",
-            "--cap-drop",
-            "ALL",
+            *capabilities,
             *mounts,
             "--chdir",
-            str(writable[0]),
+            str(INSIDE / "ws"),
             "--",
             *argv,
         ]
 
-    def agent(self, argv: Sequence[str], *, workspace: Path, folder: Path, hide: Sequence[Path]) -> list[str]:
-        """``argv`` confined as an agent: its workspace and notes writable, the challenge unseen."""
-        if self.kind != "bubblewrap":
-            return list(argv)
-        # The machine as it is (agents keep their tools, caches and /tmp), minus what is hidden.
-        mounts = ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for path in hide:
-            if path.exists():
-                mounts += ["--tmpfs", str(path)]
-        mounts += ["--bind", str(workspace), str(workspace), "--bind", str(folder), str(folder)]
+    # --- agents ---------------------------------------------------------------------------
+
+    def agent(self, view: AgentView) -> AgentSandbox:
+        """The sandbox of one run's agent."""
+        return AgentSandbox(self, view)
+
+
+class AgentSandbox:
+    """One run's agent sandbox: the command line each agent process gets, and its environment."""
+
+    def __init__(self, sandbox: Sandbox, view: AgentView) -> None:
+        self.sandbox = sandbox
+        self.view = view
+        self.confined = sandbox.kind == "bubblewrap"
+        self._seeded: list[str] = []
+
+    @property
+    def home(self) -> Path:
+        """The agent's HOME, as it sees it."""
+        return AGENT_HOME if self.confined else self.view.home
+
+    def describe(self) -> dict[str, Any]:
+        """For the log: how confined the agent is, what it sees besides its own folders."""
+        return {
+            "confined": self.confined,
+            "user": "agent" if self.confined and self.sandbox.as_root else None,
+            "network": self.view.network,
+            "shares": [{"path": str(s.path), "writable": s.writable} for s in self.view.shares],
+        }
+
+    def prepare(self, home_files: Sequence[str]) -> list[str]:
+        """Make the private folders (as root, the agent user's) and the sandbox's passwd, and seed
+        the private HOME with ``home_files`` of the real one; returns those that were there."""
+        view = self.view
+        for folder in (view.home, view.tmp / "tmp", view.tmp / "var-tmp", view.notes):
+            folder.mkdir(parents=True, exist_ok=True)
+        view.home.chmod(0o700)
+        self._seeded = _seed(view.home, home_files)
+        if self.confined and self.sandbox.as_root:
+            self._own()
+        return self._seeded
+
+    def forget_seeded(self) -> None:
+        """Remove the seeded configuration and credentials (what the agent wrote itself stays)."""
+        for name in self._seeded:
+            target = self.view.home / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+
+    def _own(self) -> None:
+        """As root: the agent's folders become the agent user's; its passwd names it."""
+        view = self.view
+        uid, gid = AGENT_USER
+        for top in (view.workspace, view.home, view.tmp, view.notes):
+            _chown_tree(top, uid, gid)
+        passwd = Path("/etc/passwd").read_text() if Path("/etc/passwd").is_file() else ""
+        group = Path("/etc/group").read_text() if Path("/etc/group").is_file() else ""
+        (view.tmp / "passwd").write_text(
+            f"{passwd.rstrip()}\nagent:x:{uid}:{gid}:agent:{AGENT_HOME}:/bin/sh\n"
+        )
+        (view.tmp / "group").write_text(f"{group.rstrip()}\nagent:x:{gid}:\n")
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` as the agent gets it: its private HOME and temporary folder."""
+        tmp = "/tmp" if self.confined else str(self.view.tmp / "tmp")
+        env = {**env, "HOME": str(self.home), "TMPDIR": tmp}
+        if self.confined and self.sandbox.as_root:
+            env.update(USER="agent", LOGNAME="agent")
+        return env
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` confined as the agent."""
+        if not self.confined:
+            return reaped(argv)
+        view = self.view
+        namespaces = [*_NAMESPACES, *([] if view.network else ["--unshare-net"])]
+        drop: list[str] = []
+        if self.sandbox.as_root:
+            capabilities = list(_DROPPING)
+            drop = _setpriv(SandboxUser("agent", *AGENT_USER))
+        else:
+            namespaces.append("--unshare-user")
+            capabilities = ["--cap-drop", "ALL"]
+        mounts = _system_mounts()
+        mounts += _hidden([path for path in view.hide if _in_system(path)])
+        mounts += ["--dev", "/dev", "--proc", "/proc"]
+        mounts += _bind(view.tmp / "tmp", Path("/tmp"), writable=True)
+        mounts += _bind(view.tmp / "var-tmp", Path("/var/tmp"), writable=True)
+        if self.sandbox.as_root:
+            mounts += ["--ro-bind", str(view.tmp / "passwd"), "/etc/passwd"]
+            mounts += ["--ro-bind", str(view.tmp / "group"), "/etc/group"]
+        mounts += _bind(view.home, AGENT_HOME, writable=True)
+        for share in view.shares:
+            if share.path.exists():
+                mounts += _bind(share.path, share.path, writable=share.writable)
+        for folder in (view.workspace, view.notes):
+            mounts += _bind(folder, folder, writable=True)
         return [
             "bwrap",
-            "--unshare-pid",
-            "--unshare-ipc",
+            *namespaces,
             "--die-with-parent",
+            "--new-session",
+            *capabilities,
             *mounts,
             "--chdir",
-            str(workspace),
+            str(view.workspace),
             "--",
+            *drop,
             *argv,
         ]
+
+
+def _setpriv(user: SandboxUser | None) -> list[str]:
+    if user is None:
+        return []
+    return [
+        "setpriv",
+        f"--reuid={user.uid}",
+        f"--regid={user.gid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+def _bind(source: Path, dest: Path, *, writable: bool = False) -> list[str]:
+    """Bind ``source`` at ``dest``, its missing parents made traversable (bubblewrap makes them 0700)."""
+    parents = [f for parent in reversed(dest.parents[:-1]) for f in ("--perms", "0755", "--dir", str(parent))]
+    return [*parents, "--bind" if writable else "--ro-bind", str(source), str(dest)]
+
+
+def _runtime_mounts(runtime: Runtime) -> list[str]:
+    mounts: list[str] = []
+    for name, what in runtime.tops():
+        mounts += ["--symlink", what, name] if isinstance(what, str) else ["--ro-bind", str(what), name]
+    return mounts
+
+
+def _system_mounts() -> list[str]:
+    """The machine's system folders read-only, and its top-level links as they are."""
+    mounts: list[str] = []
+    for entry in sorted(Path("/").iterdir()):
+        if entry.is_symlink() and os.readlink(entry).startswith("usr/"):
+            mounts += ["--symlink", os.readlink(entry), str(entry)]
+    for folder in SYSTEM:
+        if Path(folder).is_dir() and not Path(folder).is_symlink():
+            mounts += ["--ro-bind", folder, folder]
+    resolv = Path("/etc/resolv.conf")
+    if resolv.is_symlink():  # often into /run: the agent needs its name server
+        target = resolv.resolve()
+        if target.is_file():
+            mounts += ["--ro-bind", str(target), str(target)]
+    return mounts
+
+
+def _machine_mounts() -> list[str]:
+    """Every top-level folder of the machine read-only (its links as they are), for test commands."""
+    mounts: list[str] = []
+    for entry in sorted(Path("/").iterdir()):
+        if entry.name in ("proc", "dev", "tmp", "changeup"):
+            continue
+        if entry.is_symlink():
+            mounts += ["--symlink", os.readlink(entry), str(entry)]
+        elif entry.is_dir():
+            mounts += ["--ro-bind", str(entry), str(entry)]
+    return mounts
+
+
+def _hidden(paths: Sequence[Path]) -> list[str]:
+    mounts: list[str] = []
+    for path in paths:
+        if path.is_dir():
+            mounts += ["--tmpfs", str(path)]
+    return mounts
+
+
+def _chown_tree(top: Path, uid: int, gid: int) -> None:
+    os.chown(top, uid, gid)
+    for root, dirs, files in os.walk(top):
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
+
+
+def program_shares(program: str, path: str | None = None) -> list[Share]:
+    """What an agent must see to run ``program``: a program named by its path is shown itself
+    (the file, not its folder); one found on ``path`` with its installation (its folder, or the
+    prefix above its ``bin``). Either way, where it is a script of an interpreter outside the
+    system folders, that interpreter's installation (a virtual environment and its base) too."""
+    found = shutil.which(program, path=path) if "/" not in program else None
+    prefixes: set[Path] = set()
+    todo, seen = [Path(found).absolute()] if found else [], set()
+    if "/" in program and Path(program).is_file():
+        script = Path(program).absolute()
+        prefixes.add(script)
+        interpreter = _shebang(script.resolve())
+        todo += [interpreter] if interpreter is not None else []
+    while todo:
+        where = todo.pop()
+        if where in seen or not where.exists():
+            continue
+        seen.add(where)
+        real = where.resolve()
+        for folder in {where.parent, real.parent} - {p for p in (where.parent, real.parent) if _in_system(p)}:
+            prefix = folder.parent if folder.name == "bin" else folder
+            prefixes.add(prefix)
+            home = _venv_home(prefix)
+            if home is not None:
+                todo.append(home / "python3")
+        interpreter = _shebang(real)
+        if interpreter is not None:
+            todo.append(interpreter)
+    return [Share(prefix) for prefix in sorted(prefixes)]
+
+
+def _venv_home(prefix: Path) -> Path | None:
+    """The base interpreter's folder of the virtual environment at ``prefix`` (None: not one)."""
+    config = prefix / "pyvenv.cfg"
+    if not config.is_file():
+        return None
+    for line in config.read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home":
+            return Path(value.strip())
+    return None
+
+
+def _in_system(path: Path) -> bool:
+    return any(path == Path(folder) or Path(folder) in path.parents for folder in SYSTEM) or path in (
+        Path("/bin"),
+        Path("/sbin"),
+    )
+
+
+def _shebang(path: Path) -> Path | None:
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = shlex.split(first[2:].decode("utf-8", "replace"))
+    if not words or not words[0].startswith("/") or Path(words[0]).name == "env":
+        return None
+    return Path(words[0])
 
 
 @functools.cache
@@ -220,20 +551,14 @@ def _bubblewrap_problem() -> str:
     """Why bubblewrap cannot confine a process here ("" when it can)."""
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed (Debian package bubblewrap)"
+    if os.geteuid() != 0:
+        probe_args = ["--unshare-user", "--unshare-all"]
+    else:  # as root: the namespaces without a user namespace, then setpriv to an unprivileged user
+        probe_args = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    drop = _setpriv(SandboxUser("probe", *AGENT_USER) if os.geteuid() == 0 else None)
+    mounts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     probe = subprocess.run(
-        [
-            "bwrap",
-            "--unshare-all",
-            "--die-with-parent",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "true",
-        ],
+        ["bwrap", *probe_args, "--die-with-parent", *mounts, *drop, "true"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -259,7 +584,7 @@ def _separate_user(python: str, why: str) -> Sandbox:
     user = SandboxUser(name, entry.pw_uid, entry.pw_gid)
     sandbox = Sandbox("user", f"{why}: tests run as user {name}, with resource limits", user=user)
     probe = subprocess.run(
-        sandbox.tests([python, "-I", "-c", "import pytest"], writable=[], readable=[], hide=[]),
+        [*_setpriv(user), python, "-I", "-c", "import pytest"],
         cwd="/",
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/"},
         capture_output=True,
@@ -274,3 +599,22 @@ def _separate_user(python: str, why: str) -> Sandbox:
             f"{why}; user {name} cannot run the grading interpreter {python} ({said}): resource limits only",
         )
     return sandbox
+
+
+def _seed(home: Path, names: Sequence[str]) -> list[str]:
+    """Copy each of ``names`` (relative to the real HOME; files or folders) into ``home``."""
+    real = Path.home()
+    seeded = []
+    for name in names:
+        source = real / name
+        if not source.exists() or Path(name).is_absolute() or ".." in Path(name).parts:
+            continue
+        target = home / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=False, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(source, target)
+            target.chmod(0o600)
+        seeded.append(name)
+    return seeded

@@ -15,20 +15,23 @@ import hashlib
 import os
 import secrets
 import shutil
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import anyio
+
 from orchestrator.challenge import Challenge, Phase
 from orchestrator.grading.canaries import plant_canaries
+from orchestrator.grading.environments import Environment, EnvironmentFailure, cache_root
 from orchestrator.grading.harness import BOOTSTRAP, Judgement, bootstrap_argv, judge, read_stream
 from orchestrator.grading.junit import JUnitError, Verdict, read_junit
 from orchestrator.grading.policy import Status, counts, void
 from orchestrator.grading.processes import run_process_group
-from orchestrator.grading.sandbox import Sandbox, detect_sandbox
+from orchestrator.grading.runtime import Runtime, runtime_for
+from orchestrator.grading.sandbox import Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import hidden_files
 from orchestrator.grading.testids import covers, list_tests
 from orchestrator.workspace import Repository
@@ -141,7 +144,7 @@ class PytestRunner:
         repo: Repository,
         scratch: Path,
         *,
-        python: str = sys.executable,
+        environment: Environment,
         timeout: float | None = None,
         sandbox: Sandbox | None = None,
         hide: Sequence[Path] = (),
@@ -150,11 +153,13 @@ class PytestRunner:
         self.challenge = challenge
         self.repo = repo
         self.scratch = scratch
-        self.python = python
+        self.environment = environment
         self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
-        self.sandbox = sandbox or detect_sandbox(python)
-        # Hidden from the test processes: the challenge (solutions) and whatever else is asked.
-        self.hide = [challenge.root, *hide]
+        self.sandbox = sandbox or detect_sandbox(environment.python)
+        # Hidden from a test command (pytest runs see nothing of the machine): the challenge,
+        # the cache of environments, and whatever else is asked (other runs).
+        self.hide = [challenge.root, cache_root(), *hide]
+        self._runtime: Runtime | None = None
         #: phase → file → sha256, taken when the session started; None: not checked
         self.sealed = sealed
         self._listings = {
@@ -166,6 +171,11 @@ class PytestRunner:
     async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
         """Export ``tree``, run ``phases``' tests on it, judge the run, and void what does not count."""
         started = time.perf_counter()
+        if self.sandbox.kind == "bubblewrap" and self._runtime is None:
+            try:
+                self._runtime = await anyio.to_thread.run_sync(runtime_for, self.environment)
+            except EnvironmentFailure as error:
+                return TestRun("invalid", refused(self.challenge, phases, str(error)).phases, str(error))
         folder = self.sandbox.workdir(self.scratch)
         try:
             status, results, detail = await self._run(folder, tree, phases)
@@ -179,6 +189,8 @@ class PytestRunner:
         self, folder: Path, tree: str, phases: Sequence[str]
     ) -> tuple[Status, tuple[PhaseResult, ...], str]:
         await self.repo.export(tree, folder / "ws")
+        for name in ("out", "harness"):
+            (folder / name).mkdir()
         hidden = HiddenCopy(folder / "hidden")
         chosen = [self.challenge.phase(p) for p in phases]
         broken = [
@@ -205,69 +217,63 @@ class PytestRunner:
         detail = "; ".join(j.detail for j in judgements if j.detail)
         return status, self._results(chosen, verdicts, superseded, detail), detail
 
-    def _env(self, folder: Path) -> dict[str, str]:
+    def _env(self, places: Places) -> dict[str, str]:
         # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings.
         return {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(folder / "out"),
+            "PATH": f"{Path(places.python).parent}{os.pathsep}/usr/bin:/bin",
+            "HOME": str(places.out),
             "LANG": "C.UTF-8",
-            "PYTHONPATH": str(folder / "ws"),  # for test commands; the pytest harness ignores it
+            "TZ": "UTC",  # the same clock on every machine
+            "PYTHONPATH": str(places.ws),  # for test commands; the pytest harness ignores it
             "PYTHONDONTWRITEBYTECODE": "1",
             # Only pytest's own plugins: nothing installed beside it joins the hidden run
             # (and loading every plugin of the environment costs ~300 ms a run).
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "TMPDIR": str(folder / "out"),
+            "TMPDIR": str(places.out),
         }
 
-    def _confined(self, folder: Path, argv: list[str]) -> list[str]:
-        (folder / "out").mkdir(exist_ok=True)
+    def _confined(self, folder: Path, argv: list[str], *, runtime: Runtime | None) -> list[str]:
         self.sandbox.hand_over(folder, writable=[folder / "ws", folder / "out"])
-        # The interpreter's environment may itself live under /tmp, which the sandbox replaces.
-        interpreter = [Path(self.python).parent.parent, Path(self.python).resolve().parent.parent]
-        return self.sandbox.tests(
-            argv,
-            writable=[folder / "ws", folder / "out"],
-            readable=[folder / "hidden", folder / "harness", *interpreter],
-            hide=[folder.parent, *self.hide],
-        )
+        hide = [folder.parent, *self.hide]
+        return self.sandbox.tests(argv, folder, self.environment, runtime=runtime, hide=hide)
 
     async def _pytest(
         self, folder: Path, hidden: HiddenCopy, phases: list[Phase], superseded: set[str]
     ) -> Judgement:
-        out = folder / "out"
-        harness = folder / "harness"
-        (harness / "pycache").mkdir(parents=True)
-        bootstrap = harness / "bootstrap.py"
-        shutil.copyfile(BOOTSTRAP, bootstrap)
+        shutil.copyfile(BOOTSTRAP, folder / "harness" / BOOTSTRAP.name)
         folders = [hidden.folder_of(p.id) for p in phases]
         canaries = plant_canaries(hidden.root, folders)
+        places = self.sandbox.places(folder, self.environment)
         command = bootstrap_argv(
-            self.python,
-            bootstrap,
-            workspace=folder / "ws",
-            hidden=hidden.root,
-            out=out,
-            pycache=harness / "pycache",
-            user=None,
+            places.python,
+            places.harness / BOOTSTRAP.name,
+            workspace=places.ws,
+            hidden=places.hidden,
+            out=places.out,
+            user=places.user,
             tests=folders,
             deselect=[hidden.to_run(test) for test in superseded],
         )
         finished = await run_process_group(
-            self._confined(folder, command), cwd=folder / "ws", env=self._env(folder), timeout=self.timeout
+            self._confined(folder, command, runtime=self._runtime),
+            cwd=folder / "ws",
+            env=self._env(places),
+            timeout=self.timeout,
         )
-        stream = read_stream(out / "stream.jsonl")
-        return judge(finished, stream, out / "junit.xml", canaries, self.timeout)
+        out = folder / "out"
+        return judge(finished, read_stream(out / "stream.jsonl"), out / "junit.xml", canaries, self.timeout)
 
     async def _command(self, folder: Path, hidden: HiddenCopy, phase: Phase) -> Judgement:
-        junit = folder / "out" / f"junit-{phase.id}.xml"
+        places = self.sandbox.places(folder, self.environment)
+        junit = f"junit-{phase.id}.xml"
         env = {
-            **self._env(folder),
-            "CHANGEUP_JUNIT": str(junit),
-            "CHANGEUP_TESTS": str(hidden.root / hidden.folder_of(phase.id)),
+            **self._env(places),
+            "CHANGEUP_JUNIT": str(places.out / junit),
+            "CHANGEUP_TESTS": str(places.hidden / hidden.folder_of(phase.id)),
         }
         assert phase.command is not None
         finished = await run_process_group(
-            self._confined(folder, ["sh", "-c", phase.command]),
+            self._confined(folder, ["sh", "-c", phase.command], runtime=None),
             cwd=folder / "ws",
             env=env,
             timeout=self.timeout,
@@ -275,7 +281,7 @@ class PytestRunner:
         if finished.timed_out:
             return Judgement("timeout", [], f"{phase.id}'s test command timed out after {self.timeout:g}s")
         try:
-            return Judgement("ok", read_junit(junit, prefix=f"{phase.id}/"))
+            return Judgement("ok", read_junit(folder / "out" / junit, prefix=f"{phase.id}/"))
         except JUnitError as error:
             # The command ran the agent's code and left no results: nothing of it counts.
             why = f"{phase.id}'s test command (exit {finished.returncode}) left no results: {error}"

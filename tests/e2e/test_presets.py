@@ -52,15 +52,18 @@ def standin_env(state: Path, **extra: str) -> dict[str, str]:
     """changeup's environment with the stand-ins first on PATH.
 
     The stand-ins solve the challenge from a copy of its reference solution outside the
-    challenge folder: the agent sandbox hides the challenge folder from agents.
+    challenge folder (the agent sandbox hides the challenge folder from agents), and log
+    their calls in ``state``: both are given to the agent with ``--agent-share`` (see
+    :func:`shares`). They run on the agent's own Python (``python3`` on its PATH).
     """
     solutions = state.parent / "reference-solutions"
     if not solutions.exists():
         shutil.copytree(EXPORT_TIME / "solutions" / "reference", solutions)
+    state.mkdir(parents=True, exist_ok=True)
+    state.chmod(0o777)  # the agent's own user (uid 65533 when changeup is root) writes its calls here
     env = {
         **os.environ,
         "PATH": f"{STANDINS}{os.pathsep}{os.environ.get('PATH', '')}",
-        "STANDIN_PYTHON": sys.executable,
         "STANDIN_STATE": str(state),
         "STANDIN_SOLUTIONS": str(solutions),
         "COLUMNS": "200",
@@ -70,6 +73,11 @@ def standin_env(state: Path, **extra: str) -> dict[str, str]:
         if name not in extra:
             env.pop(name, None)
     return env
+
+
+def shares(env: dict[str, str]) -> list[str]:
+    """The ``--agent-share`` options that let a stand-in read its solutions and log its calls."""
+    return ["--agent-share", env["STANDIN_SOLUTIONS"], "--agent-share", f"{env['STANDIN_STATE']}:rw"]
 
 
 def changeup(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -92,7 +100,16 @@ def run_preset(
     env = standin_env(state, **extra_env)
     agent_options = [arg for option in options for arg in ("--agent-option", option)]
     done = changeup(
-        "run", str(EXPORT_TIME), "--agent", preset, *agent_options, "--out", str(out), "-q", env=env
+        "run",
+        str(EXPORT_TIME),
+        "--agent",
+        preset,
+        *agent_options,
+        *shares(env),
+        "--out",
+        str(out),
+        "-q",
+        env=env,
     )
     folders = sorted(out.iterdir()) if out.exists() else []
     assert len(folders) == 1, done.stderr

@@ -36,10 +36,10 @@ def changeup(*args: str, cwd: Path, timeout: float = 180) -> subprocess.Complete
 
 
 def run(
-    challenge: Path, agent: str, out: Path
+    challenge: Path, agent: str, out: Path, *options: str
 ) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, Any]]:
     """Run ``challenge`` with ``agent``; returns the process, the run folder and its report."""
-    done = changeup("run", str(challenge), "--agent", agent, "--out", str(out), "--quiet", cwd=REPO)
+    done = changeup("run", str(challenge), "--agent", agent, "--out", str(out), "--quiet", *options, cwd=REPO)
     folders = sorted(out.iterdir())
     assert len(folders) == 1, done.stderr
     folder = folders[0]
@@ -261,7 +261,11 @@ def test_a_long_lived_process_agent_completes_export_time(tmp_path: Path) -> Non
     solutions = tmp_path / "reference"
     shutil.copytree(REPO / "challenges/export-time/solutions/reference", solutions)
     done, folder, report = run(
-        REPO / "challenges/export-time", f"process:{sys.executable} {script} {solutions}", tmp_path / "runs"
+        REPO / "challenges/export-time",
+        f"process:python3 {script} {solutions}",  # python3: the agent's own environment
+        tmp_path / "runs",
+        "--agent-share",
+        str(solutions),
     )
     assert done.returncode == 0, done.stderr
     assert report["score"]["full_success"]

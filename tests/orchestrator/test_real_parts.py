@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from orchestrator.grading.environments import grading_environment
 from orchestrator.grading.processes import run_process_group
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.loader import load_challenge
@@ -84,7 +85,8 @@ async def runner_for(challenge_name: str, tmp_path: Path, solution: str | None) 
     ws = workspace_from(challenge.workspace, tmp_path)
     if solution:
         shutil.copytree(challenge.root / "solutions" / solution, ws.path, dirs_exist_ok=True)
-    return PytestRunner(challenge, ws, tmp_path / "scratch"), await ws.snapshot()
+    grading = grading_environment(challenge.model.requirements)
+    return PytestRunner(challenge, ws, tmp_path / "scratch", environment=grading), await ws.snapshot()
 
 
 async def test_pytest_run_gives_verdicts_per_phase_and_drops_superseded(tmp_path: Path) -> None:
@@ -176,7 +178,7 @@ async def test_command_phase_reads_any_junit(tmp_path: Path) -> None:
     )
     challenge = load_challenge(root)
     ws = Workspace.create(challenge.workspace, tmp_path / "workspace", tmp_path / "shadow.git")
-    runner = PytestRunner(challenge, ws, tmp_path / "scratch")
+    runner = PytestRunner(challenge, ws, tmp_path / "scratch", environment=grading_environment([]))
     (phase1,) = (await runner.run(await ws.snapshot(), ("phase1",))).phases
     assert [(t.id, t.outcome, t.detail) for t in phase1.tests] == [
         ("phase1/shell::exists", "passed", ""),

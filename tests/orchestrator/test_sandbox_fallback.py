@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.grading.environments import Environment
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.loader import load_challenge
@@ -111,8 +112,9 @@ async def test_hidden_tests_run_as_another_user_who_can_write_only_its_copy(
     (workspace.path / "export_time.py").write_text(module)
     tree = await workspace.snapshot()
 
+    environment = Environment(Path(reachable_python).parent.parent)
     confined = await PytestRunner(
-        challenge, workspace, tmp_path / "scratch", python=reachable_python, sandbox=sandbox
+        challenge, workspace, tmp_path / "scratch", environment=environment, sandbox=sandbox
     ).run(tree, ("phase1", "phase2"))
     assert confined.status == "ok", confined.detail
     assert [(p.passed, p.failed) for p in confined.phases] == [(3, 0), (7, 0)]
@@ -121,7 +123,7 @@ async def test_hidden_tests_run_as_another_user_who_can_write_only_its_copy(
 
     control = Sandbox("limits-only", "control")
     limited = await PytestRunner(
-        challenge, workspace, tmp_path / "scratch", python=reachable_python, sandbox=control
+        challenge, workspace, tmp_path / "scratch", environment=environment, sandbox=control
     ).run(tree, ("phase1", "phase2"))
     assert limited.status == "ok", limited.detail
     assert all(path.read_text() == str(os.getuid()) for path in planted)

@@ -11,6 +11,7 @@ import pytest
 
 from orchestrator.agents import AgentSpecError, parse_agent
 from orchestrator.agents.presets import PRESETS, PresetAgent, with_context
+from orchestrator.agents.redaction import Redactor, is_secret_name
 from orchestrator.agents.transcript import (
     AiderText,
     ClaudeStreamJson,
@@ -18,10 +19,8 @@ from orchestrator.agents.transcript import (
     GeminiJson,
     LineParser,
     OpenHandsJsonl,
-    Redactor,
     Transcript,
     Usage,
-    is_secret_name,
     mini_trajectory_usage,
 )
 from orchestrator.eventlog import LogContents
