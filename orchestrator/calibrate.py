@@ -2,8 +2,10 @@
 
 For each challenge: the reference must reach full marks with its triggers firing as
 designed; on the starter workspace every phase's changed-requirement tests must fail; every
-broken variant must fail exactly the tests and rubric criteria it declares; and the
-reference must do it again, ``trials`` more times, to catch flaky tests.
+broken variant must fail exactly the tests and rubric criteria it declares; every impostor
+(the reference returning doubles equal to anything, ``agents/impostor.py``) must fall short
+of full marks; and the reference must do it again, ``trials`` more times, to catch flaky
+tests.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from orchestrator.agents import ScriptedAgent
+from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import read_log
 from orchestrator.grading.environments import EnvironmentFailure, grading_environment
@@ -89,6 +91,19 @@ def _broken_check(challenge: Challenge, name: str, report: dict[str, Any], folde
     return Check(challenge.id, f"broken/{name}", expected, got, not problems, str(folder))
 
 
+def _impostor_check(challenge: Challenge, label: str, report: dict[str, Any], folder: Path) -> Check:
+    """An impostor must fall short: some test must notice that what it got is not the real thing."""
+    passed = sum(p["passed"] for p in report["phases"])
+    total = sum(p["total"] for p in report["phases"])
+    problems = []
+    if report["run"]["status"] != "completed":
+        problems.append(f"run {report['run']['status']}: {report['run']['detail'][-200:]}")
+    elif report["score"]["full_success"]:
+        problems.append(f"full marks with doubles for results ({passed}/{total} tests): assert their types")
+    got = "; ".join(problems) or f"falls short: {passed}/{total} tests pass"
+    return Check(challenge.id, label, "falls short of full marks", got, not problems, str(folder))
+
+
 async def _starter_check(challenge: Challenge, out: Path) -> Check:
     """Each phase's changed-requirement tests must fail on the untouched starter."""
     folder = RunFolder.new(out, challenge, "starter").path
@@ -129,6 +144,7 @@ async def calibrate(
         planned.append((challenge, "reference"))
         planned.append((challenge, "starter"))
         planned += [(challenge, f"broken/{b.name}") for b in challenge.model.calibration.broken]
+        planned += [(challenge, f"impostor/{kind}") for kind in IMPOSTORS]
         planned += [(challenge, f"reference #{n}") for n in range(2, trials + 2)]
     rows: dict[int, Check] = {}
 
@@ -151,10 +167,15 @@ async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Che
     try:
         if label == "starter":
             return await _starter_check(challenge, out)
-        variant = "reference" if label.startswith("reference") else label
-        folder, _, report = await run_challenge(challenge, ScriptedAgent(variant), out, judge=judge)
+        if label.startswith("impostor/"):
+            agent: ScriptedAgent = ImpostorAgent(label.removeprefix("impostor/"))
+        else:
+            agent = ScriptedAgent("reference" if label.startswith("reference") else label)
+        folder, _, report = await run_challenge(challenge, agent, out, judge=judge)
         if label.startswith("broken/"):
             check = _broken_check(challenge, label.removeprefix("broken/"), report, folder.path)
+        elif label.startswith("impostor/"):
+            check = _impostor_check(challenge, label, report, folder.path)
         else:
             check = _reference_check(challenge, report, label, folder.path)
         # Every recorded run must replay: the engine re-decides it exactly.

@@ -48,12 +48,16 @@ from app import greet
 
 def test_french_greeting():
     """The new language works."""
-    assert greet("Ada", lang="fr") == "Bonjour, Ada !"
+    greeting = greet("Ada", lang="fr")
+    assert type(greeting) is str  # exactly a str: a double that equals anything is not one
+    assert greeting == "Bonjour, Ada !"
 
 
 def test_english_is_default():
     """The old behaviour is still the default."""
-    assert greet("Ada") == "Hello, Ada!"
+    greeting = greet("Ada")
+    assert type(greeting) is str
+    assert greeting == "Hello, Ada!"
 ''',
         phase2_solution='''\
 GREETINGS = {"en": "Hello, {name}!", "fr": "Bonjour, {name} !"}
@@ -98,7 +102,9 @@ from app import greet
 
 def test_name_not_echoed():
     """The new rule: no personal data in the greeting."""
-    assert "Ada" not in greet("Ada")
+    greeting = greet("Ada")
+    assert type(greeting) is str  # exactly a str: a double that equals anything is not one
+    assert "Ada" not in greeting
 ''',
         phase2_solution='''\
 def greet(name: str) -> str:
@@ -121,7 +127,9 @@ def test_shout_is_gone():
 
 def test_greet_still_works():
     """What stays, stays."""
-    assert app.greet("Ada") == "Hello, Ada!"
+    greeting = app.greet("Ada")
+    assert type(greeting) is str  # exactly a str: a double that equals anything is not one
+    assert greeting == "Hello, Ada!"
 ''',
         phase2_solution=_GREET,
         supersedes="phase1/test_app.py::test_shout",
@@ -131,7 +139,9 @@ def test_shout():
     """Shouting upper-cases the greeting."""
     from app import shout
 
-    assert shout("Ada") == "HELLO, ADA!"
+    shouted = shout("Ada")
+    assert type(shouted) is str
+    assert shouted == "HELLO, ADA!"
 ''',
         extra_phase1_solution='''
 
@@ -203,7 +213,9 @@ def scaffold(target: Path, pattern: str) -> list[Path]:
         "tests/phase1/test_app.py": (
             "from app import greet\n\n\ndef test_greets_by_name():\n"
             '    """The greeting names the person."""\n'
-            '    assert greet("Ada") == "Hello, Ada!"\n' + spec.extra_phase1_test
+            '    greeting = greet("Ada")\n'
+            "    assert type(greeting) is str  # exactly a str: a double that equals anything is not one\n"
+            '    assert greeting == "Hello, Ada!"\n' + spec.extra_phase1_test
         ),
         "tests/phase2/test_app_phase2.py": spec.phase2_tests,
         "solutions/reference/phase1/app.py": _GREET + spec.extra_phase1_solution,

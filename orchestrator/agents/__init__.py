@@ -13,12 +13,14 @@ from orchestrator.agents.base import (
     TurnAgent,
 )
 from orchestrator.agents.human import HumanAgent
+from orchestrator.agents.impostor import IMPOSTORS, ImpostorAgent
 from orchestrator.agents.inbox import InboxAgent
 from orchestrator.agents.presets import OPTIONS, PRESETS, PresetAgent, PresetOptionError
 from orchestrator.agents.scripted import ScriptedAgent
 from orchestrator.agents.shell import CommandAgent, ProcessAgent
 
 __all__ = [
+    "IMPOSTORS",
     "PRESETS",
     "SPEC_HELP",
     "Agent",
@@ -27,6 +29,7 @@ __all__ = [
     "AgentUnavailable",
     "CommandAgent",
     "HumanAgent",
+    "ImpostorAgent",
     "InboxAgent",
     "Mailbox",
     "Message",
@@ -40,6 +43,8 @@ __all__ = [
 SPEC_HELP = """\
 scripted                 apply the challenge's reference solution, phase by phase
 scripted:broken/NAME     apply a deliberately broken variant
+impostor:KIND            the reference, its functions returning doubles equal to anything
+                         (always-equal, equal-subclass)
 command:CMD              run `sh -c CMD` once per message (message on stdin and in $CHANGEUP_MESSAGE_FILE)
 process:CMD              one long-lived `sh -c CMD`; messages on stdin;
                          it prints <<<TURN DONE>>> to end a turn
@@ -72,6 +77,10 @@ def parse_agent(spec: str, options: Mapping[str, str] | None = None) -> Agent:
     kind, _, rest = spec.partition(":")
     if kind == "scripted":
         return ScriptedAgent(rest or "reference")
+    if kind == "impostor":
+        if rest not in IMPOSTORS:
+            raise AgentSpecError(f"impostor:{rest} is not one; there are: {', '.join(IMPOSTORS)}")
+        return ImpostorAgent(rest)
     if kind in ("command", "process"):
         if not rest.strip():
             raise AgentSpecError(f"'{kind}:' needs a command, e.g. {kind}:./my-agent.sh")

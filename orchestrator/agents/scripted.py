@@ -51,6 +51,9 @@ class ScriptedAgent(TurnAgent):
         if not (ctx.challenge.root / "solutions" / self.variant).is_dir():
             raise AgentUnavailable(f"{ctx.challenge.id} has no solutions/{self.variant}/")
 
+    def rewrite(self, workspace: Path) -> None:
+        """What happens to the workspace after a solution folder is applied (nothing, here)."""
+
     async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
         """Apply the solution of every phase these messages unlocked, one commit per folder."""
         for message in messages:
@@ -71,6 +74,7 @@ class ScriptedAgent(TurnAgent):
         shutil.copytree(
             source, ctx.workspace, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_NOT_COPIED)
         )
+        self.rewrite(ctx.workspace)
         transcript = source / TRANSCRIPT
         if transcript.is_file():
             ctx.emit(AgentOutput(0.0, transcript.read_text(encoding="utf-8")))

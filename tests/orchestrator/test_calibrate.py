@@ -44,3 +44,25 @@ def test_calibration_passes_for_a_sound_challenge_and_catches_a_wrong_declaratio
     assert "did not fail phase2/test_tags_dedupe.py::test_case_is_kept" in miss.got
     assert "also failed phase2/test_tags_dedupe.py::test_later_duplicate_dropped" in miss.got
     assert (tmp_path / "out" / "calibration.json").is_file()
+
+
+@pytest.mark.slow
+def test_an_impostor_with_full_marks_fails_calibration(tmp_path: Path) -> None:
+    """Hidden tests that compare results loosely let a double through, and calibration says so."""
+    root = tmp_path / "export-time"
+    shutil.copytree(REPO / "challenges" / "export-time", root)
+    for test_file in (root / "tests").rglob("test_*.py"):
+        text = test_file.read_text()
+        loose = text.replace("exactly(format_export_time(", "(format_export_time(").replace(
+            "assert type(format_export_time(value)) is str",
+            "assert isinstance(format_export_time(value), str)",
+        )
+        test_file.write_text(loose)
+    checks = anyio.run(lambda: calibrate([load_challenge(root)], tmp_path / "out", trials=0))
+    impostors = {c.run: c for c in checks if c.run.startswith("impostor/")}
+    assert set(impostors) == {"impostor/always-equal", "impostor/equal-subclass"}
+    assert impostors["impostor/always-equal"].ok  # isinstance(..., str) still catches a plain double
+    caught = impostors["impostor/equal-subclass"]
+    assert not caught.ok
+    assert "full marks with doubles for results" in caught.got
+    assert all(c.ok for c in checks if not c.run.startswith("impostor/")), [c for c in checks if not c.ok]
