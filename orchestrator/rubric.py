@@ -14,7 +14,7 @@ from typing import Any
 from orchestrator.challenge import Challenge, Criterion
 from orchestrator.checks import CHECKS, Evidence
 from orchestrator.judge import Judge
-from orchestrator.workspace import Workspace
+from orchestrator.workspace import OverLimits, Workspace
 
 __all__ = ["PROTECTION", "collect_evidence_text", "criteria_for", "passing_share", "score_rubric"]
 
@@ -69,7 +69,13 @@ async def score_rubric(
     created = next((r for r in records if r["kind"] == "workspace.created"), None)
     with tempfile.TemporaryDirectory(prefix="changeup-rubric-") as scratch:
         root = Path(scratch)
-        trees = {"final": (graded or results or {}).get("snapshot") or await workspace.snapshot()}
+        final = (graded or results or {}).get("snapshot")
+        if not final:
+            try:
+                final = await workspace.snapshot()
+            except OverLimits:
+                return []  # nothing within the limits to examine
+        trees = {"final": final}
         trees["baseline"] = created["baseline"] if created else trees["final"]
         for phase, tree in _snapshots(records).items():
             trees[f"phase-{phase}"] = tree

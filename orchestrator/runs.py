@@ -207,7 +207,9 @@ async def run_challenge(
             sandbox=box,
         )
         outcome = await session.run()
-        if outcome.status != "invalid":
+        # A refused final workspace (over its limits) is not examined: its score is its void tests'.
+        refused = outcome.final is not None and outcome.final.status == "refused"
+        if outcome.status != "invalid" and not refused:
             scored = await score_rubric(
                 challenge, workspace, read_log(folder.log).records, judge or RuleJudge()
             )

@@ -60,7 +60,7 @@ __all__ = [
 BUILD_TIMEOUT = 900.0
 _PYTEST_SCRIPT = "import sys\nfrom pytest import console_main\n\nsys.exit(console_main())\n"
 #: How environments are built; a new recipe builds new ones (the old stay, unused).
-RECIPE = 2
+RECIPE = 3
 SEAL = ".seal.json"
 READY = ".ready"
 
@@ -248,7 +248,7 @@ def _run(command: list[str]) -> None:
 
 
 def freeze(target: Path) -> None:
-    """Read-only to everyone; only its builder (who may override permissions) could write it."""
+    """Everything in ``target`` read-only to everyone (:func:`seal` closes ``target`` itself)."""
     for path in _walk(target):
         if path.is_symlink():
             continue
@@ -269,7 +269,6 @@ def _walk(target: Path) -> Iterator[Path]:
         for name in sorted(files):
             if base != target or name not in (SEAL, READY):
                 yield base / name
-    yield target
 
 
 def _digest(target: Path) -> str:
@@ -302,10 +301,13 @@ def _signature(target: Path) -> str:
 
 
 def seal(target: Path, about: dict[str, object]) -> None:
-    """Seal a finished, frozen build: its digest and signature, then ``.ready`` (with ``about``)."""
+    """Seal a finished, frozen build: its digest and signature, then ``.ready`` (with ``about``);
+    then ``target`` itself is closed: read-only to everyone but its builder, like its contents."""
     digest, signature = _digest(target), _signature(target)
     (target / SEAL).write_text(json.dumps({"sha256": digest, "signature": signature}) + "\n")
     (target / READY).write_text(json.dumps(about) + "\n")
+    for path in (target / SEAL, target / READY, target):
+        path.chmod(0o555 if path.is_dir() else 0o444)
 
 
 def seal_of(prefix: Path) -> str:

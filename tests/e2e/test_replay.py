@@ -157,12 +157,13 @@ def test_rescore_with_another_version_of_the_hidden_tests(tmp_path: Path) -> Non
     version2 = tmp_path / "normalize-tags-v2"
     shutil.copytree(REPO / "challenges" / "normalize-tags", version2)
     hidden = version2 / "tests" / "phase2" / "test_tags_dedupe.py"
-    hidden.write_text(
-        hidden.read_text().replace(
-            'assert normalize_tags([" green ", "green", "blue"]) == ["green", "blue"]',
-            'assert sorted(normalize_tags([" green ", "green", "blue"])) == ["blue", "green"]',
-        )
+    text = hidden.read_text()
+    loosened = text.replace(
+        'assert exactly(normalize_tags([" green ", "green", "blue"])) == ["green", "blue"]',
+        'assert sorted(exactly(normalize_tags([" green ", "green", "blue"]))) == ["blue", "green"]',
     )
+    assert loosened != text
+    hidden.write_text(loosened)
     changed = changeup("replay", str(run), "--rescore", "--challenge", str(version2))
     assert changed.returncode == 0, changed.stderr
     assert "phase2/test_tags_dedupe.py::test_first_occurrence_after_trim: failed → passed" in changed.stdout

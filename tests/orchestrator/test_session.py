@@ -12,6 +12,8 @@ from trio.testing import MockClock
 
 from orchestrator.agents import AgentUnavailable, Message
 from orchestrator.eventlog import EventLog, read_log
+from orchestrator.grading.policy import void
+from orchestrator.grading.testrun import TestRun
 from orchestrator.loader import load_challenge
 from orchestrator.report import build_report
 from orchestrator.session import Outcome, Parts, Session
@@ -60,13 +62,19 @@ def challenge_at(root: Path, delivery: str = "queue", limit: str = "2h") -> Any:
 
 
 async def run_session(
-    tmp_path: Path, behaviour: Any, *, delivery: str = "queue", limit: str = "2h", seconds: float = 1.0
+    tmp_path: Path,
+    behaviour: Any,
+    *,
+    delivery: str = "queue",
+    limit: str = "2h",
+    seconds: float = 1.0,
+    runner_type: type[FakeRunner] = FakeRunner,
 ) -> tuple[Outcome, list[dict[str, Any]], FakeAgent, FakeRunner]:
     """Run one session on fakes; returns the outcome, the log records, the agent and the runner."""
     challenge = challenge_at(tmp_path / "challenge", delivery, limit)
     world = World({"solution.py": ""})
     agent = FakeAgent(world, behaviour)
-    runner = FakeRunner(world, passes_when({"phase1": "one", "phase2": "two"}), seconds)
+    runner = runner_type(world, passes_when({"phase1": "one", "phase2": "two"}), seconds)
     log = EventLog.create(tmp_path / "events.jsonl", {"challenge": "loop", "agent": "fake"})
     parts = Parts(repo=FakeRepo(world), runner=runner, watcher=FakeWatcher(world), agent=agent)
     session = Session(challenge, parts, log, tmp_path / "agent", workspace=tmp_path)
@@ -255,3 +263,29 @@ async def test_report_from_the_log(tmp_path: Path) -> None:
         "grading_detail": "",
     }
     assert report["activity"]["commits"] == 2
+
+
+class FirstRunTimesOut(FakeRunner):
+    """A runner whose first run of each snapshot times out (a machine under load, say)."""
+
+    async def run(self, tree: str, phases: Any) -> TestRun:
+        run = await super().run(tree, phases)
+        if self.runs.count((tree, tuple(phases))) > 1:
+            return run
+        return TestRun("timeout", void(run.phases, "timeout"), "timed out", run.seconds)
+
+
+async def test_a_run_that_does_not_count_is_never_reused(tmp_path: Path) -> None:
+    """A timed-out run is void and not cached: no trigger fires on it, and the final grading
+    tests the same snapshot again and counts that (a failure never sticks to a workspace)."""
+    outcome, records, _, runner = await run_session(tmp_path, diligent, runner_type=FirstRunTimesOut)
+    assert outcome.status == "completed"
+    timed_out = [r for r in records if r["kind"] == "tests.result" and r["status"] == "timeout"]
+    assert timed_out
+    assert all(p["passed"] == 0 for r in timed_out for p in r["phases"])  # void: nothing counted
+    assert "trigger.fired" not in kinds(records)  # phase 1 passed only on a run that did not count
+    assert runner.runs.count(runner.runs[-1]) == 2  # graded on the same snapshot, tested again
+    graded = first(records, "session.graded")
+    assert graded["status"] == "ok"
+    assert not graded.get("cached")
+    assert [(p["phase"], p["passed"], p["failed"]) for p in graded["phases"]] == [("phase1", 2, 0)]
