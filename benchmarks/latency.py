@@ -19,7 +19,10 @@ autoload off) on the same files, a copy of the trial's final workspace with phas
 hidden tests, timed in the same process right after the trial. Overhead = write → pivot
 minus plain pytest, per trial; the median and p95 of that are the figures.
 
-    python benchmarks/latency.py [--trials N] [--warmup N]
+    python benchmarks/latency.py [--trials N] [--warmup N] [--raw FILE]
+
+``--raw FILE`` adds every trial's times (seconds) to FILE as JSON lines, for pooling the
+trials of several runs (an A/B of two checkouts run in turns on the same machine, say).
 """
 
 from __future__ import annotations
@@ -179,6 +182,7 @@ def main() -> None:
     )
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=1, help="untimed trials run first (default 1)")
+    parser.add_argument("--raw", type=Path, help="append each trial's times to this file (JSON lines)")
     args = parser.parse_args()
     if args.trials < 1:
         parser.error("--trials must be at least 1")
@@ -199,6 +203,10 @@ def main() -> None:
     if progress:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
 
+    if args.raw:
+        with args.raw.open("a") as raw:
+            for t in trials:
+                raw.write(json.dumps({"end_to_end": t.end_to_end, "plain": t.plain, **t.stages}) + "\n")
     ms = 1000.0
     overhead = [(t.end_to_end - t.plain) * ms for t in trials]
     end_to_end = [t.end_to_end * ms for t in trials]

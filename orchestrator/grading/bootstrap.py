@@ -36,7 +36,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-Fingerprint = dict[tuple[str, ...], tuple[object, ...]]
+Fingerprint = tuple[list[Any], list[Any], list[Any]]
 
 _WATCHED = ("pytest", "_pytest", "pluggy", "iniconfig", "__main__")
 
@@ -81,51 +81,71 @@ def _source_only(workspace: str) -> None:
     sys.path_importer_cache.clear()
 
 
-def _entry(value: object) -> tuple[object, ...]:
-    code = getattr(value, "__code__", None)
-    return (value, code, getattr(value, "__defaults__", None), getattr(value, "__kwdefaults__", None))
+_FUNCTION = type(_drop)
+
+
+def _function_of(member: object) -> Any:
+    """The plain function behind a class member (a static or class method, a property), if any."""
+    kind = type(member)
+    if kind is staticmethod or kind is classmethod:
+        member = member.__func__  # type: ignore[attr-defined]
+    elif kind is property:
+        member = member.fget  # type: ignore[attr-defined]
+    return member if type(member) is _FUNCTION else None
 
 
 def fingerprint() -> Fingerprint:
-    """Every function and class of the watched modules, and every function of those classes.
+    """Every function and class of the watched modules, and every method of those classes.
 
     A function is kept with its code object and defaults (replacing ``__code__`` in place keeps
-    the function's identity); a class with the names of its methods (an added override shows).
+    the function's identity), beside the live namespace it was found in; a class with the names
+    of its methods (an added override shows); a module with its own identity.
     """
-    import types
-
-    seen: Fingerprint = {}
+    functions: list[tuple[str, Any, str, object, object, object]] = []
+    classes: list[tuple[str, type, frozenset[str]]] = []
+    modules: list[tuple[str, object]] = []
     for name, module in list(sys.modules.items()):
-        if module is None or name.split(".", 1)[0] not in _WATCHED:
+        if module is None or name.partition(".")[0] not in _WATCHED:
             continue
-        for attr, value in list(vars(module).items()):
-            if isinstance(value, types.FunctionType):
-                seen[(name, attr)] = _entry(value)
-            elif isinstance(value, type) and getattr(value, "__module__", None) == name:
+        modules.append((name, module))
+        namespace = module.__dict__
+        for attr, value in list(namespace.items()):
+            if type(value) is _FUNCTION:
+                functions.append((name, namespace, attr, value, value.__code__, value.__defaults__))
+            elif isinstance(value, type) and value.__module__ == name:
+                members = value.__dict__
                 methods = []
-                for key, member in vars(value).items():
-                    inner = member.__func__ if isinstance(member, staticmethod | classmethod) else member
-                    if isinstance(inner, property):
-                        inner = inner.fget
-                    if isinstance(inner, types.FunctionType):
-                        seen[(name, attr, key)] = _entry(inner)
+                for key, member in list(members.items()):
+                    function = _function_of(member)
+                    if function is not None:
+                        where = f"{name}.{attr}"
+                        functions.append(
+                            (where, members, key, member, function.__code__, function.__defaults__)
+                        )
                         methods.append(key)
-                # Data attributes come and go (pytest caches flags on classes); methods do not.
-                seen[(name, attr)] = (value, tuple(sorted(methods)))
-    return seen
+                classes.append((f"{name}.{attr}", value, frozenset(methods)))
+    return functions, classes, modules
 
 
-def changed(before: Fingerprint, after: Fingerprint) -> list[str]:
-    """Names whose function, code, defaults or class members are not what they were."""
-
-    def same(a: object, b: object) -> bool:
-        return a is b or (type(a) is tuple and type(b) is tuple and a == b)
-
+def changed(before: Fingerprint) -> list[str]:
+    """What of ``before`` is no longer as it was: a function, its code or defaults, a class's
+    methods, a module. Read from the live namespaces (no second fingerprint is taken)."""
+    functions, classes, modules = before
     out = []
-    for key, was in before.items():
-        now = after.get(key)
-        if now is None or len(now) != len(was) or not all(map(same, now, was)):
-            out.append(".".join(key))
+    for where, namespace, key, value, code, defaults in functions:
+        now = namespace.get(key)
+        function = _function_of(now)
+        if (
+            now is not value
+            or function is None
+            or function.__code__ is not code
+            or (function.__defaults__ is not defaults)
+        ):
+            out.append(f"{where}.{key}")
+    for label, cls, methods in classes:
+        if frozenset(k for k, m in list(cls.__dict__.items()) if _function_of(m) is not None) != methods:
+            out.append(label)
+    out += [name for name, module in modules if sys.modules.get(name) is not module]
     return sorted(out)
 
 
@@ -275,12 +295,12 @@ def main() -> int:
     guard = Guard(stream, settings["hidden"])
     guard.write({"ready": os.getpid()})
     # Held here, not looked up at the end, where the agent's code may have rebound the names.
-    take, compare, finish, write = fingerprint, changed, guard.finish, guard.write
-    before = take()
+    compare, finish, write = changed, guard.finish, guard.write
+    before = fingerprint()
     _source_only(settings["workspace"])
     sys.path.append(settings["workspace"])  # after the standard library and site-packages
     code = int(pytest.main(args, plugins=[guard]))
-    for problem in finish(compare(before, take())):
+    for problem in finish(compare(before)):
         write({"tampering": problem})
     write({"exit": code})
     stream.close()
