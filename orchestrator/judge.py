@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.challenge import Criterion
-from orchestrator.grading.processes import run_process_group
+from orchestrator.grading.processes import reaped, run_process_group
 
 __all__ = ["CommandJudge", "Judge", "JudgeSpecError", "RuleJudge", "Verdict", "parse_judge"]
 
@@ -98,7 +98,7 @@ class CommandJudge:
         assert criterion.judge is not None
         prompt = PROMPT.format(question=criterion.judge.question, evidence=evidence)
         finished = await run_process_group(
-            ["sh", "-c", self.command],
+            reaped(["sh", "-c", self.command]),  # whatever it starts ends with it
             cwd=Path.cwd(),
             env=dict(os.environ),
             timeout=self.timeout,

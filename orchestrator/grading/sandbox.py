@@ -538,7 +538,7 @@ def detect_sandbox(python: str = sys.executable) -> Sandbox:
     """
     choice = os.environ.get("CHANGEUP_SANDBOX", "")
     if choice == "none":
-        return Sandbox("limits-only", "CHANGEUP_SANDBOX=none was set: resource limits only")
+        return _limits_only("CHANGEUP_SANDBOX=none was set")
     if shutil.which("prlimit") is None:
         return Sandbox("none", "prlimit (util-linux) is not installed: no resource limits")
     why = "CHANGEUP_SANDBOX=user was set" if choice == "user" else _bubblewrap_problem()
@@ -569,18 +569,34 @@ def _bubblewrap_problem() -> str:
     return ""
 
 
+def _limits_only(why: str) -> Sandbox:
+    """Resource limits alone; as root, the process limit holds only where a pids cgroup can be made."""
+    reason = f"{why}: resource limits only"
+    if os.geteuid() == 0 and not _pids_cgroup():
+        reason += " (and no writable pids cgroup: the process limit does not hold for root)"
+    return Sandbox("limits-only", reason)
+
+
+def _pids_cgroup() -> bool:
+    """Whether the reaper can put a tree in a pids cgroup here (v2, or v1's pids hierarchy)."""
+    v2 = Path("/sys/fs/cgroup")
+    if (v2 / "cgroup.controllers").is_file():
+        return "pids" in (v2 / "cgroup.controllers").read_text().split() and os.access(v2, os.W_OK)
+    return os.access(v2 / "pids", os.W_OK) and (v2 / "pids" / "cgroup.procs").is_file()
+
+
 def _separate_user(python: str, why: str) -> Sandbox:
     """The fallback: limits and a separate user where that can work, else limits only."""
     if os.geteuid() != 0:
-        return Sandbox("limits-only", f"{why}; not root, so no separate user: resource limits only")
+        return _limits_only(f"{why}; not root, so no separate user")
     name = os.environ.get("CHANGEUP_SANDBOX_USER", "nobody")
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
-        return Sandbox("limits-only", f"{why}; no user {name!r} to run the tests as: resource limits only")
+        return _limits_only(f"{why}; no user {name!r} to run the tests as")
     if shutil.which("setpriv") is None or entry.pw_uid == 0:
         missing = "setpriv (util-linux) is not installed" if entry.pw_uid else f"{name!r} is root"
-        return Sandbox("limits-only", f"{why}; {missing}: resource limits only")
+        return _limits_only(f"{why}; {missing}")
     user = SandboxUser(name, entry.pw_uid, entry.pw_gid)
     sandbox = Sandbox("user", f"{why}: tests run as user {name}, with resource limits", user=user)
     probe = subprocess.run(
@@ -594,10 +610,7 @@ def _separate_user(python: str, why: str) -> Sandbox:
     )
     if probe.returncode != 0:
         said = (probe.stderr.strip().splitlines() or ["no output"])[-1][:200]
-        return Sandbox(
-            "limits-only",
-            f"{why}; user {name} cannot run the grading interpreter {python} ({said}): resource limits only",
-        )
+        return _limits_only(f"{why}; user {name} cannot run the grading interpreter {python} ({said})")
     return sandbox
 
 

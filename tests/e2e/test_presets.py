@@ -399,3 +399,26 @@ def test_a_person_as_the_agent(tmp_path: Path) -> None:
     outputs = [r["text"] for r in read_log(folder / "events.jsonl").records if r["kind"] == "agent.output"]
     assert outputs == ["[turn 1 declared done by Enter]\n", "[turn 2 declared done by 002.done]\n"]
     assert "FULL SUCCESS" in stdout
+
+
+def test_a_preset_gets_a_private_home_seeded_with_its_own_config_only(tmp_path: Path) -> None:
+    """The CLI sees a private HOME holding copies of its own configuration and credentials
+    (nothing else of the real HOME); the copies are gone after the run, its own files stay."""
+    real = tmp_path / "real-home"
+    (real / ".claude").mkdir(parents=True)
+    (real / ".claude.json").write_text('{"onboarding": true}')
+    (real / ".claude" / ".credentials.json").write_text('{"token": "sk-seeded-credential-0001"}')
+    (real / ".ssh").mkdir()
+    (real / ".ssh" / "id_ed25519").write_text("a key that is not the agent's")
+    done, folder, _, calls = run_preset(tmp_path, "claude-code", HOME=str(real))
+    assert done.returncode == 0, done.stderr
+    home, seen = calls[0]["home"]
+    assert home == "/home/agent"
+    assert ".claude.json" in seen
+    assert ".claude/.credentials.json" in seen
+    assert not any(name.startswith(".ssh") for name in seen)
+    sandboxed = next(r for r in read_log(folder / "events.jsonl").records if r["kind"] == "agent.sandboxed")
+    assert sorted(sandboxed["home_seeded"]) == [".claude.json", ".claude/.credentials.json"]
+    assert not (folder / "home" / ".claude" / ".credentials.json").exists()  # the copies are gone
+    assert not (folder / "home" / ".claude.json").exists()
+    assert (real / ".claude" / ".credentials.json").read_text() == '{"token": "sk-seeded-credential-0001"}'

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +24,10 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
 
-def changeup(*args: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would."""
+def changeup(
+    *args: str, cwd: Path, timeout: float = 180, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would (``env``: variables added to this process's)."""
     return subprocess.run(
         [sys.executable, "-m", "orchestrator", *args],
         cwd=cwd,
@@ -31,7 +35,7 @@ def changeup(*args: str, cwd: Path, timeout: float = 180) -> subprocess.Complete
         text=True,
         timeout=timeout,
         check=False,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
 
 
@@ -333,3 +337,52 @@ def test_a_command_agent_that_prints_a_secret_has_it_redacted(tmp_path: Path) ->
     assert secret not in log
     assert "[redacted $SERVICE_TOKEN]" in log
     assert secret not in done.stdout + done.stderr
+
+
+NETWORK_AGENT = """\
+import os, urllib.request
+try:
+    urllib.request.urlopen(os.environ["PROBE_URL"], timeout=3).read()
+    print("reached the server")
+except OSError as error:
+    print(f"no network: {error}")
+"""
+
+
+@pytest.mark.parametrize("network", ["on", "none"])
+def test_the_agent_keeps_the_network_unless_told(tmp_path: Path, network: str) -> None:
+    """An agent reaches a server on this machine by default; with --agent-network none it cannot."""
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    script = tmp_path / "agent.py"
+    script.write_text(NETWORK_AGENT)
+    url = f"http://127.0.0.1:{server.server_address[1]}/probe"
+    try:
+        done = changeup(
+            "run",
+            str(REPO / "challenges/export-time"),
+            "--agent",
+            f"command:python3 {script}",
+            "--agent-network",
+            network,
+            "--out",
+            str(tmp_path / "runs"),
+            "--quiet",
+            cwd=REPO,
+            env={"PROBE_URL": url},
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert hits == ([] if network == "none" else ["/probe"]), done.stderr[-2000:]
