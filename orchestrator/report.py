@@ -11,7 +11,7 @@ from typing import Any
 
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import LogContents
-from orchestrator.grading.policy import counts
+from orchestrator.grading import counts
 
 __all__ = ["REPORT_VERSION", "USAGE_FIGURES", "build_report"]
 

@@ -1,1 +1,24 @@
-"""The trust boundary: everything that decides whether a verdict counts."""
+"""The trust boundary: everything that decides whether a verdict counts, readable in one sitting.
+
+=================  ============================================================================
+``policy``         which verdicts count: ``counts(status)`` is the one question the report asks,
+                   and a run that does not count is voided before the engine sees it
+``testrun``        a hidden test run: the snapshot's export, the sealed copy of the hidden tests
+                   under random names, the judgement, the verdicts per phase
+``harness``        the hardened pytest command line, the result stream, and how a run is judged
+``bootstrap``      the first code of the test process (drop to the test user, import pytest,
+                   check collected code, per-call checks, the machinery fingerprint)
+``canaries``       canary tests drawn like the hidden tests
+``junit``          JUnit XML into verdicts; ``testids``: test ids, read from source
+``seal``           the hidden tests' seals and the final checks
+``environments``   the grading and agent environments: built once, read-only, sealed
+``runtime``        the private runtime a hidden test run sees instead of the machine
+``sandbox``        bubblewrap for tests and agents (and the weaker fallbacks)
+``processes``      child processes that die with their run; ``reaper`` outside bubblewrap
+``git``            the neutral git: nothing of the agent's runs on the host
+=================  ============================================================================
+"""
+
+from orchestrator.grading.policy import CLEAN, STATUSES, Status, counts, void
+
+__all__ = ["CLEAN", "STATUSES", "Status", "counts", "void"]

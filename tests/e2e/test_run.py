@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ import pytest
 from orchestrator.eventlog import read_log
 from orchestrator.loader import load_challenge
 from orchestrator.replay import replay_records
+from tests.servers import probe_server
 
 pytestmark = pytest.mark.slow
 
@@ -352,23 +351,9 @@ except OSError as error:
 @pytest.mark.parametrize("network", ["on", "none"])
 def test_the_agent_keeps_the_network_unless_told(tmp_path: Path, network: str) -> None:
     """An agent reaches a server on this machine by default; with --agent-network none it cannot."""
-    hits: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            hits.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            return
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     script = tmp_path / "agent.py"
     script.write_text(NETWORK_AGENT)
-    url = f"http://127.0.0.1:{server.server_address[1]}/probe"
-    try:
+    with probe_server() as (url, hits):
         done = changeup(
             "run",
             str(REPO / "challenges/export-time"),
@@ -380,9 +365,6 @@ def test_the_agent_keeps_the_network_unless_told(tmp_path: Path, network: str) -
             str(tmp_path / "runs"),
             "--quiet",
             cwd=REPO,
-            env={"PROBE_URL": url},
+            env={"PROBE_URL": f"{url}/probe"},
         )
-    finally:
-        server.shutdown()
-        server.server_close()
     assert hits == ([] if network == "none" else ["/probe"]), done.stderr[-2000:]

@@ -36,12 +36,12 @@ needs_bubblewrap = pytest.mark.skipif(
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="LOUD SKIP: needs root; CI runs as root")
 
 
-def run(
+def run_cli(
     challenge: Path, agent: str, out: Path, *options: str, env: dict[str, str] | None = None
-) -> tuple[dict[str, Any], Path]:
-    """One real session through the CLI; its report and run folder."""
+) -> subprocess.CompletedProcess[str]:
+    """``changeup run`` as a user would (``env``: variables added to this process's)."""
     command = ["run", str(challenge), "--agent", agent, "--out", str(out), "-q", *options]
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "orchestrator", *command],
         cwd=REPO,
         capture_output=True,
@@ -50,6 +50,13 @@ def run(
         check=False,
         env={**os.environ, **(env or {})},
     )
+
+
+def run(
+    challenge: Path, agent: str, out: Path, *options: str, env: dict[str, str] | None = None
+) -> tuple[dict[str, Any], Path]:
+    """One real session through the CLI; its report and run folder."""
+    done = run_cli(challenge, agent, out, *options, env=env)
     folders = sorted(out.iterdir()) if out.is_dir() else []
     assert len(folders) == 1, done.stderr[-3000:]
     report = folders[0] / "report.json"

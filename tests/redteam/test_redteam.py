@@ -7,13 +7,8 @@ so no attack here can pass a test honestly.
 
 from __future__ import annotations
 
-import http.server
 import json
-import os
 import shutil
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,12 +17,13 @@ from orchestrator.grading.sandbox import detect_sandbox
 from tests.redteam.common import (
     DETECTED,
     NEUTRALISED,
-    REPO,
     TARGET,
     needs_bubblewrap,
     outcome,
     run,
+    run_cli,
 )
+from tests.servers import probe_server
 
 pytestmark = pytest.mark.slow
 
@@ -77,32 +73,16 @@ def test_attack_is_caught(tmp_path: Path, attack: str, expected: str) -> None:
 @needs_bubblewrap
 def test_network_is_cut_during_hidden_tests(tmp_path: Path) -> None:
     """Agent code that calls a server on this machine during the hidden tests reaches nothing."""
-    hits: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            hits.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            return
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with probe_server() as (url, hits):
         challenge = tmp_path / "target"
         shutil.copytree(TARGET, challenge)
         attack = challenge / "solutions" / "broken" / "network" / "phase1" / "adder.py"
-        url = f"http://127.0.0.1:{server.server_address[1]}/leak"
         attack.write_text(
-            attack.read_text().replace('os.environ.get("REDTEAM_URL", "http://127.0.0.1:1/")', repr(url))
+            attack.read_text().replace(
+                'os.environ.get("REDTEAM_URL", "http://127.0.0.1:1/")', repr(f"{url}/leak")
+            )
         )
         report, _ = run(challenge, "scripted:broken/network", tmp_path / "runs")
-    finally:
-        server.shutdown()
-        server.server_close()
     assert hits == []
     assert outcome(report) == NEUTRALISED
 
@@ -175,16 +155,7 @@ def test_the_agent_cannot_read_the_challenge_folder(tmp_path: Path) -> None:
 
 def test_without_bubblewrap_the_weaker_sandbox_is_said_and_still_holds(tmp_path: Path) -> None:
     """With the sandbox switched off the run says so, and the harness alone still catches forged results."""
-    command = ["run", str(TARGET), "--agent", "scripted:broken/atexit-junit", "--out", str(tmp_path), "-q"]
-    done = subprocess.run(
-        [sys.executable, "-m", "orchestrator", *command],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "CHANGEUP_SANDBOX": "none"},
-    )
+    done = run_cli(TARGET, "scripted:broken/atexit-junit", tmp_path, env={"CHANGEUP_SANDBOX": "none"})
     assert "weaker sandbox" in done.stderr
     folder = next(tmp_path.iterdir())
     created = json.loads((folder / "events.jsonl").read_text().splitlines()[1])
