@@ -21,8 +21,8 @@ from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
 from orchestrator.eventlog import EventLogError, LogContents, read_log
+from orchestrator.grading.agent_sandbox import Share
 from orchestrator.grading.environments import EnvironmentFailure
-from orchestrator.grading.sandbox import Share
 from orchestrator.judge import JudgeSpecError, parse_judge
 from orchestrator.loader import ChallengeError, load_challenge, validate
 from orchestrator.render import clock, print_summary

@@ -31,6 +31,7 @@ import triggers
 from orchestrator.agents import Agent
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import EventLog, read_log
+from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
 from orchestrator.grading.environments import (
     EnvironmentFailure,
     Environments,
@@ -38,14 +39,7 @@ from orchestrator.grading.environments import (
     environments_for,
     seal_of,
 )
-from orchestrator.grading.sandbox import (
-    AgentSandbox,
-    AgentView,
-    Sandbox,
-    Share,
-    detect_sandbox,
-    program_shares,
-)
+from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.html import report_html
@@ -253,7 +247,7 @@ def agent_sandbox(
         hide=(challenge.root, folder.path.parent, cache_root(), *changeup),
         network=network,
     )
-    return sandbox.agent(view)
+    return AgentSandbox(sandbox, view)
 
 
 def open_run(path: Path) -> RunFolder:

@@ -24,9 +24,9 @@ import structlog
 from orchestrator.agents import Agent, AgentContext, AgentUnavailable, Mailbox, Message
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import EventLog
+from orchestrator.grading.agent_sandbox import AgentSandbox
 from orchestrator.grading.environments import Environment
 from orchestrator.grading.policy import counts, void
-from orchestrator.grading.sandbox import AgentSandbox
 from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import TestRun, TestRunner, refused
 from orchestrator.watcher import Watcher

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 import anyio
 
 from orchestrator.challenge import Challenge
+from orchestrator.grading.agent_sandbox import AgentSandbox
 from orchestrator.grading.environments import Environment
-from orchestrator.grading.sandbox import AgentSandbox
 from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered, Observation
 
 __all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]

@@ -13,7 +13,8 @@
 ``seal``           the hidden tests' seals and the final checks
 ``environments``   the grading and agent environments: built once, read-only, sealed
 ``runtime``        the private runtime a hidden test run sees instead of the machine
-``sandbox``        bubblewrap for tests and agents (and the weaker fallbacks)
+``sandbox``        bubblewrap for hidden tests (and the weaker fallbacks), the kinds, the limits
+``agent_sandbox``  the agent's allow-list sandbox, its private HOME and its shares
 ``processes``      child processes that die with their run; ``reaper`` outside bubblewrap
 ``git``            the neutral git: nothing of the agent's runs on the host
 =================  ============================================================================

@@ -11,15 +11,8 @@ anything, so the process limit holds; not as root, bubblewrap maps the caller's 
 drops every capability. A test *command* (a phase with ``command:``) needs the machine's
 tools, so it sees the machine read-only instead, minus the challenge, the runs and the cache.
 
-**Agents** (bubblewrap). An allow-list: the system (``/usr``, ``/etc``, ``/opt``, ``/srv``)
-read-only; writable only the workspace, the run's agent folder, a private HOME (seeded from
-the agent CLI's own config and credentials, see the presets) and private ``/tmp`` and
-``/var/tmp``; read-only shares for the agent's environment, its CLI's installation and
-anything given with ``--agent-share``. Not there at all: changeup's own installation, the
-grading environments and the cache, the challenge, every run folder. As root, the agent
-runs as its own unprivileged user (uid 65533, no capabilities, no new privileges); not as
-root, in a user namespace with no capabilities. The network stays, unless
-``--agent-network none``.
+**Agents** have a sandbox of their own, an allow-list (``agent_sandbox.py``); it shares this
+module's kinds and its bubblewrap arguments.
 
 Every process also gets resource limits (address space, processes, open files, CPU time,
 file size) through ``prlimit``, and dies with its run: bubblewrap's PID namespace, or the
@@ -36,7 +29,6 @@ from __future__ import annotations
 import functools
 import os
 import pwd
-import shlex
 import shutil
 import subprocess
 import sys
@@ -51,35 +43,27 @@ from orchestrator.grading.processes import reaped
 from orchestrator.grading.runtime import TEST_USER, Runtime
 
 __all__ = [
-    "AGENT_USER",
     "INSIDE",
-    "AgentSandbox",
-    "AgentView",
     "Limits",
     "Places",
     "Sandbox",
     "SandboxUser",
-    "Share",
+    "bind",
+    "cover",
     "detect_sandbox",
-    "program_shares",
+    "setpriv",
 ]
 
-#: The agent's ids, as root (a user of its own: nothing on the machine belongs to it).
-AGENT_USER = (65533, 65533)
 #: Where a hidden test run's folders are, inside bubblewrap.
 INSIDE = Path("/changeup")
-#: The agent's HOME, inside bubblewrap.
-AGENT_HOME = Path("/home/agent")
 #: Namespaces every sandboxed process gets (the network too, but for agents that need it).
-_NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
+NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
 #: As root: only what dropping to the sandbox's user takes (it then takes these away too).
-_DROPPING = [
+DROP_TO_USER = [
     "--cap-drop",
     "ALL",
     *(f for c in ("SETUID", "SETGID", "SETPCAP") for f in ("--cap-add", f"CAP_{c}")),
 ]
-#: What an agent sees of the machine, read-only.
-SYSTEM = ("/usr", "/etc", "/opt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,27 +110,6 @@ class SandboxUser:
     name: str
     uid: int
     gid: int
-
-
-@dataclass(frozen=True, slots=True)
-class Share:
-    """A path of the machine an agent may see (read-only unless ``writable``)."""
-
-    path: Path
-    writable: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class AgentView:
-    """What an agent's sandbox is made of, as folders of the machine."""
-
-    workspace: Path
-    notes: Path  # the run's agent/ folder: message files, transcripts, a CLI's history
-    home: Path  # the private HOME
-    tmp: Path  # holds the private /tmp and /var/tmp
-    shares: tuple[Share, ...] = ()
-    hide: tuple[Path, ...] = ()  # never seen, even where a share or the system would show it
-    network: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,22 +211,22 @@ class Sandbox:
         if self.kind != "bubblewrap":
             limits = self.limits.prlimit(user.uid if user else None)
             pids = self.limits.processes if self.as_root and user is None else None
-            return [*limits, *reaped([*_setpriv(user), *argv], pids=pids)]
-        namespaces = [*_NAMESPACES, "--unshare-net"]
+            return [*limits, *reaped([*setpriv(user), *argv], pids=pids)]
+        namespaces = [*NAMESPACES, "--unshare-net"]
         if self.as_root:  # the bootstrap or setpriv drops to the test user, which takes these away
-            capabilities = list(_DROPPING)
+            capabilities = list(DROP_TO_USER)
         else:
             namespaces.append("--unshare-user")
             capabilities = ["--cap-drop", "ALL"]
         if runtime is not None:
             mounts = _runtime_mounts(runtime)
         else:  # the machine's folders one by one (so /changeup can be made beside them), minus hide
-            mounts = [*_machine_mounts(), *_hidden(hide)]
-            argv = [*_setpriv(user), *argv] if self.as_root else list(argv)
+            mounts = [*_machine_mounts(), *cover(hide)]
+            argv = [*setpriv(user), *argv] if self.as_root else list(argv)
         mounts += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
-        mounts += _bind(environment.prefix, INSIDE / "env")
+        mounts += bind(environment.prefix, INSIDE / "env")
         for name, writable in (("hidden", False), ("harness", False), ("ws", True), ("out", True)):
-            mounts += _bind(folder / name, INSIDE / name, writable=writable)
+            mounts += bind(folder / name, INSIDE / name, writable=writable)
         return [
             *self.limits.prlimit(user.uid if user else None),
             "bwrap",
@@ -278,121 +241,8 @@ class Sandbox:
             *argv,
         ]
 
-    # --- agents ---------------------------------------------------------------------------
 
-    def agent(self, view: AgentView) -> AgentSandbox:
-        """The sandbox of one run's agent."""
-        return AgentSandbox(self, view)
-
-
-class AgentSandbox:
-    """One run's agent sandbox: the command line each agent process gets, and its environment."""
-
-    def __init__(self, sandbox: Sandbox, view: AgentView) -> None:
-        self.sandbox = sandbox
-        self.view = view
-        self.confined = sandbox.kind == "bubblewrap"
-        self._seeded: list[str] = []
-
-    @property
-    def home(self) -> Path:
-        """The agent's HOME, as it sees it."""
-        return AGENT_HOME if self.confined else self.view.home
-
-    def describe(self) -> dict[str, Any]:
-        """For the log: how confined the agent is, what it sees besides its own folders."""
-        return {
-            "confined": self.confined,
-            "user": "agent" if self.confined and self.sandbox.as_root else None,
-            "network": self.view.network,
-            "shares": [{"path": str(s.path), "writable": s.writable} for s in self.view.shares],
-        }
-
-    def prepare(self, home_files: Sequence[str]) -> list[str]:
-        """Make the private folders (as root, the agent user's) and the sandbox's passwd, and seed
-        the private HOME with ``home_files`` of the real one; returns those that were there."""
-        view = self.view
-        for folder in (view.home, view.tmp / "tmp", view.tmp / "var-tmp", view.notes):
-            folder.mkdir(parents=True, exist_ok=True)
-        view.home.chmod(0o700)
-        self._seeded = _seed(view.home, home_files)
-        if self.confined and self.sandbox.as_root:
-            self._own()
-        return self._seeded
-
-    def forget_seeded(self) -> None:
-        """Remove the seeded configuration and credentials (what the agent wrote itself stays)."""
-        for name in self._seeded:
-            target = self.view.home / name
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target, ignore_errors=True)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-
-    def _own(self) -> None:
-        """As root: the agent's folders become the agent user's; its passwd names it."""
-        view = self.view
-        uid, gid = AGENT_USER
-        for top in (view.workspace, view.home, view.tmp, view.notes):
-            _chown_tree(top, uid, gid)
-        passwd = Path("/etc/passwd").read_text() if Path("/etc/passwd").is_file() else ""
-        group = Path("/etc/group").read_text() if Path("/etc/group").is_file() else ""
-        (view.tmp / "passwd").write_text(
-            f"{passwd.rstrip()}\nagent:x:{uid}:{gid}:agent:{AGENT_HOME}:/bin/sh\n"
-        )
-        (view.tmp / "group").write_text(f"{group.rstrip()}\nagent:x:{gid}:\n")
-
-    def env(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` as the agent gets it: its private HOME and temporary folder."""
-        tmp = "/tmp" if self.confined else str(self.view.tmp / "tmp")
-        env = {**env, "HOME": str(self.home), "TMPDIR": tmp}
-        if self.confined and self.sandbox.as_root:
-            env.update(USER="agent", LOGNAME="agent")
-        return env
-
-    def command(self, argv: Sequence[str]) -> list[str]:
-        """``argv`` confined as the agent."""
-        if not self.confined:
-            return reaped(argv)
-        view = self.view
-        namespaces = [*_NAMESPACES, *([] if view.network else ["--unshare-net"])]
-        drop: list[str] = []
-        if self.sandbox.as_root:
-            capabilities = list(_DROPPING)
-            drop = _setpriv(SandboxUser("agent", *AGENT_USER))
-        else:
-            namespaces.append("--unshare-user")
-            capabilities = ["--cap-drop", "ALL"]
-        mounts = _system_mounts()
-        mounts += _hidden([path for path in view.hide if _in_system(path)])
-        mounts += ["--dev", "/dev", "--proc", "/proc"]
-        mounts += _bind(view.tmp / "tmp", Path("/tmp"), writable=True)
-        mounts += _bind(view.tmp / "var-tmp", Path("/var/tmp"), writable=True)
-        if self.sandbox.as_root:
-            mounts += ["--ro-bind", str(view.tmp / "passwd"), "/etc/passwd"]
-            mounts += ["--ro-bind", str(view.tmp / "group"), "/etc/group"]
-        mounts += _bind(view.home, AGENT_HOME, writable=True)
-        for share in view.shares:
-            if share.path.exists():
-                mounts += _bind(share.path, share.path, writable=share.writable)
-        for folder in (view.workspace, view.notes):
-            mounts += _bind(folder, folder, writable=True)
-        return [
-            "bwrap",
-            *namespaces,
-            "--die-with-parent",
-            "--new-session",
-            *capabilities,
-            *mounts,
-            "--chdir",
-            str(view.workspace),
-            "--",
-            *drop,
-            *argv,
-        ]
-
-
-def _setpriv(user: SandboxUser | None) -> list[str]:
+def setpriv(user: SandboxUser | None) -> list[str]:
     if user is None:
         return []
     return [
@@ -407,7 +257,7 @@ def _setpriv(user: SandboxUser | None) -> list[str]:
     ]
 
 
-def _bind(source: Path, dest: Path, *, writable: bool = False) -> list[str]:
+def bind(source: Path, dest: Path, *, writable: bool = False) -> list[str]:
     """Bind ``source`` at ``dest``, its missing parents made traversable (bubblewrap makes them 0700)."""
     parents = [f for parent in reversed(dest.parents[:-1]) for f in ("--perms", "0755", "--dir", str(parent))]
     return [*parents, "--bind" if writable else "--ro-bind", str(source), str(dest)]
@@ -417,23 +267,6 @@ def _runtime_mounts(runtime: Runtime) -> list[str]:
     mounts: list[str] = []
     for name, what in runtime.tops():
         mounts += ["--symlink", what, name] if isinstance(what, str) else ["--ro-bind", str(what), name]
-    return mounts
-
-
-def _system_mounts() -> list[str]:
-    """The machine's system folders read-only, and its top-level links as they are."""
-    mounts: list[str] = []
-    for entry in sorted(Path("/").iterdir()):
-        if entry.is_symlink() and os.readlink(entry).startswith("usr/"):
-            mounts += ["--symlink", os.readlink(entry), str(entry)]
-    for folder in SYSTEM:
-        if Path(folder).is_dir() and not Path(folder).is_symlink():
-            mounts += ["--ro-bind", folder, folder]
-    resolv = Path("/etc/resolv.conf")
-    if resolv.is_symlink():  # often into /run: the agent needs its name server
-        target = resolv.resolve()
-        if target.is_file():
-            mounts += ["--ro-bind", str(target), str(target)]
     return mounts
 
 
@@ -450,83 +283,12 @@ def _machine_mounts() -> list[str]:
     return mounts
 
 
-def _hidden(paths: Sequence[Path]) -> list[str]:
+def cover(paths: Sequence[Path]) -> list[str]:
     mounts: list[str] = []
     for path in paths:
         if path.is_dir():
             mounts += ["--tmpfs", str(path)]
     return mounts
-
-
-def _chown_tree(top: Path, uid: int, gid: int) -> None:
-    os.chown(top, uid, gid)
-    for root, dirs, files in os.walk(top):
-        for name in [*dirs, *files]:
-            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
-
-
-def program_shares(program: str, path: str | None = None) -> list[Share]:
-    """What an agent must see to run ``program``: a program named by its path is shown itself
-    (the file, not its folder); one found on ``path`` with its installation (its folder, or the
-    prefix above its ``bin``). Either way, where it is a script of an interpreter outside the
-    system folders, that interpreter's installation (a virtual environment and its base) too."""
-    found = shutil.which(program, path=path) if "/" not in program else None
-    prefixes: set[Path] = set()
-    todo, seen = [Path(found).absolute()] if found else [], set()
-    if "/" in program and Path(program).is_file():
-        script = Path(program).absolute()
-        prefixes.add(script)
-        interpreter = _shebang(script.resolve())
-        todo += [interpreter] if interpreter is not None else []
-    while todo:
-        where = todo.pop()
-        if where in seen or not where.exists():
-            continue
-        seen.add(where)
-        real = where.resolve()
-        for folder in {where.parent, real.parent} - {p for p in (where.parent, real.parent) if _in_system(p)}:
-            prefix = folder.parent if folder.name == "bin" else folder
-            prefixes.add(prefix)
-            home = _venv_home(prefix)
-            if home is not None:
-                todo.append(home / "python3")
-        interpreter = _shebang(real)
-        if interpreter is not None:
-            todo.append(interpreter)
-    return [Share(prefix) for prefix in sorted(prefixes)]
-
-
-def _venv_home(prefix: Path) -> Path | None:
-    """The base interpreter's folder of the virtual environment at ``prefix`` (None: not one)."""
-    config = prefix / "pyvenv.cfg"
-    if not config.is_file():
-        return None
-    for line in config.read_text().splitlines():
-        key, _, value = line.partition("=")
-        if key.strip() == "home":
-            return Path(value.strip())
-    return None
-
-
-def _in_system(path: Path) -> bool:
-    return any(path == Path(folder) or Path(folder) in path.parents for folder in SYSTEM) or path in (
-        Path("/bin"),
-        Path("/sbin"),
-    )
-
-
-def _shebang(path: Path) -> Path | None:
-    try:
-        with path.open("rb") as handle:
-            first = handle.read(256).split(b"\n", 1)[0]
-    except OSError:
-        return None
-    if not first.startswith(b"#!"):
-        return None
-    words = shlex.split(first[2:].decode("utf-8", "replace"))
-    if not words or not words[0].startswith("/") or Path(words[0]).name == "env":
-        return None
-    return Path(words[0])
 
 
 @functools.cache
@@ -555,7 +317,7 @@ def _bubblewrap_problem() -> str:
         probe_args = ["--unshare-user", "--unshare-all"]
     else:  # as root: the namespaces without a user namespace, then setpriv to an unprivileged user
         probe_args = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
-    drop = _setpriv(SandboxUser("probe", *AGENT_USER) if os.geteuid() == 0 else None)
+    drop = setpriv(SandboxUser("probe", *TEST_USER) if os.geteuid() == 0 else None)
     mounts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     probe = subprocess.run(
         ["bwrap", *probe_args, "--die-with-parent", *mounts, *drop, "true"],
@@ -600,7 +362,7 @@ def _separate_user(python: str, why: str) -> Sandbox:
     user = SandboxUser(name, entry.pw_uid, entry.pw_gid)
     sandbox = Sandbox("user", f"{why}: tests run as user {name}, with resource limits", user=user)
     probe = subprocess.run(
-        [*_setpriv(user), python, "-I", "-c", "import pytest"],
+        [*setpriv(user), python, "-I", "-c", "import pytest"],
         cwd="/",
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/"},
         capture_output=True,
@@ -612,22 +374,3 @@ def _separate_user(python: str, why: str) -> Sandbox:
         said = (probe.stderr.strip().splitlines() or ["no output"])[-1][:200]
         return _limits_only(f"{why}; user {name} cannot run the grading interpreter {python} ({said})")
     return sandbox
-
-
-def _seed(home: Path, names: Sequence[str]) -> list[str]:
-    """Copy each of ``names`` (relative to the real HOME; files or folders) into ``home``."""
-    real = Path.home()
-    seeded = []
-    for name in names:
-        source = real / name
-        if not source.exists() or Path(name).is_absolute() or ".." in Path(name).parts:
-            continue
-        target = home / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, target, symlinks=False, dirs_exist_ok=True)
-        else:
-            shutil.copyfile(source, target)
-            target.chmod(0o600)
-        seeded.append(name)
-    return seeded

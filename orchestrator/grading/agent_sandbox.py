@@ -1,0 +1,287 @@
+"""The agent's sandbox: an allow-list, not the machine with some folders covered.
+
+With bubblewrap an agent sees the system (``/usr``, ``/etc``, ``/opt``) read-only. It may
+write only its workspace, the run's agent folder (message files, transcripts, a CLI's
+history), a private HOME (seeded from the agent CLI's own config and credentials: each
+preset's ``home_files``; the copies are removed when the run ends) and private ``/tmp`` and
+``/var/tmp``. It may read its own Python environment, its CLI's installation (see
+:func:`program_shares`) and anything given with ``--agent-share``. Not there at all:
+changeup's own installation, the grading environments and the cache, the challenge, every
+run folder (where one of them lies under a system folder, it is covered). As root, the agent
+runs as its own unprivileged user (uid 65533, through ``setpriv``: no groups, no
+capabilities, an empty bounding set, no new privileges); not as root, in a user namespace
+with no capabilities. The network stays, unless ``--agent-network none``.
+
+Without bubblewrap an agent runs as it is, under the reaper, with a private HOME and
+temporary folder only: nothing is hidden from it, and the run says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.grading.processes import reaped
+from orchestrator.grading.sandbox import (
+    DROP_TO_USER,
+    NAMESPACES,
+    Sandbox,
+    SandboxUser,
+    bind,
+    cover,
+    setpriv,
+)
+
+__all__ = ["AGENT_HOME", "AGENT_USER", "AgentSandbox", "AgentView", "Share", "program_shares"]
+
+
+#: The agent's ids, as root (a user of its own: nothing on the machine belongs to it).
+AGENT_USER = (65533, 65533)
+
+
+#: The agent's HOME, inside bubblewrap.
+AGENT_HOME = Path("/home/agent")
+
+
+#: What an agent sees of the machine, read-only.
+SYSTEM = ("/usr", "/etc", "/opt")
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """A path of the machine an agent may see (read-only unless ``writable``)."""
+
+    path: Path
+    writable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AgentView:
+    """What an agent's sandbox is made of, as folders of the machine."""
+
+    workspace: Path
+    notes: Path  # the run's agent/ folder: message files, transcripts, a CLI's history
+    home: Path  # the private HOME
+    tmp: Path  # holds the private /tmp and /var/tmp
+    shares: tuple[Share, ...] = ()
+    hide: tuple[Path, ...] = ()  # never seen, even where a share or the system would show it
+    network: bool = True
+
+
+class AgentSandbox:
+    """One run's agent sandbox: the command line each agent process gets, and its environment."""
+
+    def __init__(self, sandbox: Sandbox, view: AgentView) -> None:
+        self.sandbox = sandbox
+        self.view = view
+        self.confined = sandbox.kind == "bubblewrap"
+        self._seeded: list[str] = []
+
+    @property
+    def home(self) -> Path:
+        """The agent's HOME, as it sees it."""
+        return AGENT_HOME if self.confined else self.view.home
+
+    def describe(self) -> dict[str, Any]:
+        """For the log: how confined the agent is, what it sees besides its own folders."""
+        return {
+            "confined": self.confined,
+            "user": "agent" if self.confined and self.sandbox.as_root else None,
+            "network": self.view.network,
+            "shares": [{"path": str(s.path), "writable": s.writable} for s in self.view.shares],
+        }
+
+    def prepare(self, home_files: Sequence[str]) -> list[str]:
+        """Make the private folders (as root, the agent user's) and the sandbox's passwd, and seed
+        the private HOME with ``home_files`` of the real one; returns those that were there."""
+        view = self.view
+        for folder in (view.home, view.tmp / "tmp", view.tmp / "var-tmp", view.notes):
+            folder.mkdir(parents=True, exist_ok=True)
+        view.home.chmod(0o700)
+        self._seeded = _seed(view.home, home_files)
+        if self.confined and self.sandbox.as_root:
+            self._own()
+        return self._seeded
+
+    def forget_seeded(self) -> None:
+        """Remove the seeded configuration and credentials (what the agent wrote itself stays)."""
+        for name in self._seeded:
+            target = self.view.home / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+
+    def _own(self) -> None:
+        """As root: the agent's folders become the agent user's; its passwd names it."""
+        view = self.view
+        uid, gid = AGENT_USER
+        for top in (view.workspace, view.home, view.tmp, view.notes):
+            _chown_tree(top, uid, gid)
+        passwd = Path("/etc/passwd").read_text() if Path("/etc/passwd").is_file() else ""
+        group = Path("/etc/group").read_text() if Path("/etc/group").is_file() else ""
+        (view.tmp / "passwd").write_text(
+            f"{passwd.rstrip()}\nagent:x:{uid}:{gid}:agent:{AGENT_HOME}:/bin/sh\n"
+        )
+        (view.tmp / "group").write_text(f"{group.rstrip()}\nagent:x:{gid}:\n")
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` as the agent gets it: its private HOME and temporary folder."""
+        tmp = "/tmp" if self.confined else str(self.view.tmp / "tmp")
+        env = {**env, "HOME": str(self.home), "TMPDIR": tmp}
+        if self.confined and self.sandbox.as_root:
+            env.update(USER="agent", LOGNAME="agent")
+        return env
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` confined as the agent."""
+        if not self.confined:
+            return reaped(argv)
+        view = self.view
+        namespaces = [*NAMESPACES, *([] if view.network else ["--unshare-net"])]
+        drop: list[str] = []
+        if self.sandbox.as_root:
+            capabilities = list(DROP_TO_USER)
+            drop = setpriv(SandboxUser("agent", *AGENT_USER))
+        else:
+            namespaces.append("--unshare-user")
+            capabilities = ["--cap-drop", "ALL"]
+        mounts = _system_mounts()
+        mounts += cover([path for path in view.hide if _in_system(path)])
+        mounts += ["--dev", "/dev", "--proc", "/proc"]
+        mounts += bind(view.tmp / "tmp", Path("/tmp"), writable=True)
+        mounts += bind(view.tmp / "var-tmp", Path("/var/tmp"), writable=True)
+        if self.sandbox.as_root:
+            mounts += ["--ro-bind", str(view.tmp / "passwd"), "/etc/passwd"]
+            mounts += ["--ro-bind", str(view.tmp / "group"), "/etc/group"]
+        mounts += bind(view.home, AGENT_HOME, writable=True)
+        for share in view.shares:
+            if share.path.exists():
+                mounts += bind(share.path, share.path, writable=share.writable)
+        for folder in (view.workspace, view.notes):
+            mounts += bind(folder, folder, writable=True)
+        return [
+            "bwrap",
+            *namespaces,
+            "--die-with-parent",
+            "--new-session",
+            *capabilities,
+            *mounts,
+            "--chdir",
+            str(view.workspace),
+            "--",
+            *drop,
+            *argv,
+        ]
+
+
+def _system_mounts() -> list[str]:
+    """The machine's system folders read-only, and its top-level links as they are."""
+    mounts: list[str] = []
+    for entry in sorted(Path("/").iterdir()):
+        if entry.is_symlink() and os.readlink(entry).startswith("usr/"):
+            mounts += ["--symlink", os.readlink(entry), str(entry)]
+    for folder in SYSTEM:
+        if Path(folder).is_dir() and not Path(folder).is_symlink():
+            mounts += ["--ro-bind", folder, folder]
+    resolv = Path("/etc/resolv.conf")
+    if resolv.is_symlink():  # often into /run: the agent needs its name server
+        target = resolv.resolve()
+        if target.is_file():
+            mounts += ["--ro-bind", str(target), str(target)]
+    return mounts
+
+
+def _chown_tree(top: Path, uid: int, gid: int) -> None:
+    os.chown(top, uid, gid)
+    for root, dirs, files in os.walk(top):
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
+
+
+def program_shares(program: str, path: str | None = None) -> list[Share]:
+    """What an agent must see to run ``program``: a program named by its path is shown itself
+    (the file, not its folder); one found on ``path`` with its installation (its folder, or the
+    prefix above its ``bin``). Either way, where it is a script of an interpreter outside the
+    system folders, that interpreter's installation (a virtual environment and its base) too."""
+    found = shutil.which(program, path=path) if "/" not in program else None
+    prefixes: set[Path] = set()
+    todo, seen = [Path(found).absolute()] if found else [], set()
+    if "/" in program and Path(program).is_file():
+        script = Path(program).absolute()
+        prefixes.add(script)
+        interpreter = _shebang(script.resolve())
+        todo += [interpreter] if interpreter is not None else []
+    while todo:
+        where = todo.pop()
+        if where in seen or not where.exists():
+            continue
+        seen.add(where)
+        real = where.resolve()
+        for folder in {where.parent, real.parent} - {p for p in (where.parent, real.parent) if _in_system(p)}:
+            prefix = folder.parent if folder.name == "bin" else folder
+            prefixes.add(prefix)
+            home = _venv_home(prefix)
+            if home is not None:
+                todo.append(home / "python3")
+        interpreter = _shebang(real)
+        if interpreter is not None:
+            todo.append(interpreter)
+    return [Share(prefix) for prefix in sorted(prefixes)]
+
+
+def _venv_home(prefix: Path) -> Path | None:
+    """The base interpreter's folder of the virtual environment at ``prefix`` (None: not one)."""
+    config = prefix / "pyvenv.cfg"
+    if not config.is_file():
+        return None
+    for line in config.read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home":
+            return Path(value.strip())
+    return None
+
+
+def _in_system(path: Path) -> bool:
+    return any(path == Path(folder) or Path(folder) in path.parents for folder in SYSTEM) or path in (
+        Path("/bin"),
+        Path("/sbin"),
+    )
+
+
+def _shebang(path: Path) -> Path | None:
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = shlex.split(first[2:].decode("utf-8", "replace"))
+    if not words or not words[0].startswith("/") or Path(words[0]).name == "env":
+        return None
+    return Path(words[0])
+
+
+def _seed(home: Path, names: Sequence[str]) -> list[str]:
+    """Copy each of ``names`` (relative to the real HOME; files or folders) into ``home``."""
+    real = Path.home()
+    seeded = []
+    for name in names:
+        source = real / name
+        if not source.exists() or Path(name).is_absolute() or ".." in Path(name).parts:
+            continue
+        target = home / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=False, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(source, target)
+            target.chmod(0o600)
+        seeded.append(name)
+    return seeded
