@@ -51,6 +51,7 @@ __all__ = [
     "bind",
     "cover",
     "detect_sandbox",
+    "pids_cgroup",
     "setpriv",
 ]
 
@@ -334,12 +335,12 @@ def _bubblewrap_problem() -> str:
 def _limits_only(why: str) -> Sandbox:
     """Resource limits alone; as root, the process limit holds only where a pids cgroup can be made."""
     reason = f"{why}: resource limits only"
-    if os.geteuid() == 0 and not _pids_cgroup():
+    if os.geteuid() == 0 and not pids_cgroup():
         reason += " (and no writable pids cgroup: the process limit does not hold for root)"
     return Sandbox("limits-only", reason)
 
 
-def _pids_cgroup() -> bool:
+def pids_cgroup() -> bool:
     """Whether the reaper can put a tree in a pids cgroup here (v2, or v1's pids hierarchy)."""
     v2 = Path("/sys/fs/cgroup")
     if (v2 / "cgroup.controllers").is_file():

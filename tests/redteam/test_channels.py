@@ -3,13 +3,13 @@ secrets split across reads, and processes that try to outlive their run."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from orchestrator.grading.sandbox import pids_cgroup
 from tests.redteam.common import (
     AGENTS,
     DETECTED,
@@ -108,6 +108,9 @@ def test_processes_left_behind_by_the_tests_die_with_the_run(tmp_path: Path, san
 
 
 @needs_root
+@pytest.mark.skipif(
+    not pids_cgroup(), reason="LOUD SKIP: no writable pids cgroup here, so nothing limits root's processes"
+)
 def test_the_process_limit_holds_for_root_without_bubblewrap(tmp_path: Path) -> None:
     """A fork bomb under test, changeup running as root with resource limits only: the run
     stays valid and graded (a cgroup caps the processes; RLIMIT_NPROC would not bind root)."""
@@ -123,4 +126,3 @@ def test_no_sandbox_kind_lets_an_agents_children_outlive_its_turn(tmp_path: Path
     report, _ = run(TARGET, f"command:{script}", tmp_path / "runs", env={"CHANGEUP_SANDBOX": "none"})
     assert report["run"]["status"] == "completed"
     assert _survivors() == ""
-    assert os.environ.get("CHANGEUP_SANDBOX") != "none"  # the suite itself runs with the real sandbox
