@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -121,7 +122,9 @@ async def vulture(
     if not py_files:
         return []
     readers = [f for f in users if f.suffix == ".py" and f not in py_files]
-    command = [sys.executable, "-m", "vulture", f"--min-confidence={confidence}", "--ignore-decorators", "@*"]
+    # --config /dev/null: the workspace's own [tool.vulture] (ignore_names = ["*"]) does not count.
+    command = [sys.executable, "-m", "vulture", "--config", os.devnull, f"--min-confidence={confidence}"]
+    command += ["--ignore-decorators", "@*"]
     done = await anyio.run_process([*command, *map(str, [*py_files, *readers])], cwd=root, check=False)
     reported = {path.resolve() for path in py_files}
     findings = []

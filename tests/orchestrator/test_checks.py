@@ -90,6 +90,26 @@ async def test_dead_code(tmp_path: Path) -> None:
     assert result.score == 0.5
 
 
+async def test_dead_code_ignores_the_workspaces_own_tool_settings(tmp_path: Path) -> None:
+    """A workspace that tells ruff and vulture to see nothing (its pyproject.toml) changes nothing."""
+    files = {
+        "app.py": "import os\n\n\ndef orphan():\n    return 2\n",
+        "pyproject.toml": """\
+            [tool.vulture]
+            ignore_names = ["*"]
+            min_confidence = 100
+
+            [tool.ruff.lint]
+            ignore = ["F401"]
+            """,
+    }
+    result = await CHECKS["dead-code"](evidence(tmp_path, files), {})
+    assert sorted(f.split(": ", 1)[1] for f in result.findings) == [
+        "F401 `os` imported but unused",
+        "unused function 'orphan'",
+    ]
+
+
 async def test_clean_history(tmp_path: Path) -> None:
     """Follow-up "oops" commits and commented-out code are findings."""
     good = await CHECKS["clean-history"](
