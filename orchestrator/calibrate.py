@@ -5,7 +5,7 @@ designed; on the starter workspace every phase's changed-requirement tests must 
 broken variant must fail exactly the tests and rubric criteria it declares; every impostor
 (the reference returning doubles equal to anything, ``agents/impostor.py``) must fall short
 of full marks; and the reference must do it again, ``trials`` more times, to catch flaky
-tests.
+tests. A challenge without a reference solution fails at once, with no run.
 """
 
 from __future__ import annotations
@@ -139,13 +139,7 @@ async def calibrate(
     """Calibrate every challenge; returns one row per run, in a stable order."""
     limiter = anyio.CapacityLimiter(jobs)
     judge = judge or RuleJudge()
-    planned: list[tuple[Challenge, str]] = []
-    for challenge in challenges:
-        planned.append((challenge, "reference"))
-        planned.append((challenge, "starter"))
-        planned += [(challenge, f"broken/{b.name}") for b in challenge.model.calibration.broken]
-        planned += [(challenge, f"impostor/{kind}") for kind in IMPOSTORS]
-        planned += [(challenge, f"reference #{n}") for n in range(2, trials + 2)]
+    planned = [(challenge, label) for challenge in challenges for label in _plan(challenge, trials)]
     rows: dict[int, Check] = {}
 
     async def one(index: int, challenge: Challenge, label: str) -> None:
@@ -163,7 +157,24 @@ async def calibrate(
     return checks
 
 
+def _plan(challenge: Challenge, trials: int) -> list[str]:
+    """The runs that calibrate ``challenge``; without a reference solution, only the one that says so."""
+    if not challenge.reference.is_dir():
+        return ["reference"]
+    return [
+        "reference",
+        "starter",
+        *(f"broken/{b.name}" for b in challenge.model.calibration.broken),
+        *(f"impostor/{kind}" for kind in IMPOSTORS),
+        *(f"reference #{n}" for n in range(2, trials + 2)),
+    ]
+
+
 async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Check:
+    if not challenge.reference.is_dir():
+        # Every other run applies or compares against the reference: none of them can pass.
+        got = "no solutions/reference/ folder: nothing to calibrate against, so no run was made"
+        return Check(challenge.id, label, "a reference solution", got, False)
     try:
         if label == "starter":
             return await _starter_check(challenge, out)

@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from triggers import Spec, parse_duration
+from triggers.durations import UNITS
 
 __all__ = [
+    "ID_RULES",
     "MESSAGE_KINDS",
     "PATTERNS",
     "BrokenVariant",
@@ -50,16 +52,50 @@ MESSAGE_KINDS: tuple[str, ...] = get_args(MessageKind)
 
 IDENTIFIER = r"^[A-Za-z][A-Za-z0-9_]*$"
 CHALLENGE_ID = r"^[a-z0-9][a-z0-9._-]*$"
+CRITERION_ID = r"^[A-Za-z][A-Za-z0-9_-]*$"
+VARIANT_NAME = r"^[a-z0-9][a-z0-9_-]*$"
+
+#: Each name pattern of the format, with its rule in words: error messages quote these.
+ID_RULES: dict[str, str] = {
+    IDENTIFIER: "start with a letter and hold only letters, digits and _ (e.g. phase2)",
+    CHALLENGE_ID: (
+        "be lower-case: start with a letter or digit and hold only a-z, 0-9, '.', '_' and '-' "
+        "(e.g. export-time)"
+    ),
+    CRITERION_ID: "start with a letter and hold only letters, digits, _ and - (e.g. old-rule-kept)",
+    VARIANT_NAME: (
+        "be lower-case: start with a letter or digit and hold only a-z, 0-9, _ and - (e.g. suffix-only)"
+    ),
+}
 
 
 def _seconds(value: Any) -> Any:
-    """Durations may be written ``30min`` or as a number of seconds."""
+    """Durations may be written ``30min`` or as a number of seconds (but not as true/false)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as 30s, 5m, 30min or 2h, got {value!r}")
     if isinstance(value, str):
         return parse_duration(value)
     return value
 
 
-Seconds = Annotated[float, BeforeValidator(_seconds), Field(ge=0)]
+def _case_insensitive(word: str) -> str:
+    """A regular expression matching ``word`` in any case: JSON Schema patterns have no flags."""
+    return "".join(f"[{c.lower()}{c.upper()}]" for c in word)
+
+
+# What parse_duration reads, for editors: a number and a unit, or a plain number of seconds.
+_DURATION_SCHEMA = {
+    "anyOf": [
+        {"type": "number", "minimum": 0},
+        {
+            "type": "string",
+            "pattern": rf"^\s*\d+(\.\d+)?\s*({'|'.join(map(_case_insensitive, UNITS))})\s*$",
+        },
+    ],
+    "description": "A duration: 30s, 5m, 30min, 2h, or a number of seconds.",
+}
+
+Seconds = Annotated[float, Field(ge=0), BeforeValidator(_seconds), WithJsonSchema(_DURATION_SCHEMA)]
 Identifier = Annotated[str, Field(pattern=IDENTIFIER)]
 
 
@@ -148,7 +184,7 @@ class Judged(_Strict):
 class Criterion(_Strict):
     """One row of a pattern's rubric: evidence from tests, a built-in check, or a judge."""
 
-    id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")
+    id: str = Field(pattern=CRITERION_ID)
     title: str = ""
     weight: float = Field(0.0, ge=0, description="Share of the total; 0 reports without scoring.")
     tests: list[str] | None = Field(
@@ -185,7 +221,7 @@ class Limits(_Strict):
 class BrokenVariant(_Strict):
     """A deliberately wrong solution that calibration must catch."""
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Folder under solutions/broken/.")
+    name: str = Field(pattern=VARIANT_NAME, description="Folder under solutions/broken/.")
     description: str = ""
     fails: list[str] = Field(
         default_factory=list, description="Tests it must fail (and no others), as phase/file.py::test."
@@ -282,6 +318,11 @@ class Challenge:
     def workspace(self) -> Path:
         """The starter workspace template."""
         return self.root / "workspace"
+
+    @property
+    def reference(self) -> Path:
+        """The reference solution's folder, which the scripted agent and calibration need."""
+        return self.root / "solutions" / "reference"
 
     def phase(self, phase_id: str) -> Phase:
         """The phase called ``phase_id``."""

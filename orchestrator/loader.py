@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import types
 import typing
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from orchestrator.challenge import (
+    ID_RULES,
+    IDENTIFIER,
     Challenge,
     ChallengeFile,
     ChallengeModel,
@@ -36,10 +39,11 @@ from triggers import (
     parse,
     resolve,
 )
+from triggers.check import did_you_mean
 from triggers.globs import GlobError, compile_glob
 from triggers.syntax import And, Call, Compare, Duration, Name
 
-__all__ = ["ChallengeError", "challenge_digest", "load_challenge", "validate"]
+__all__ = ["ChallengeError", "challenge_digest", "challenge_warnings", "load_challenge", "validate"]
 
 CHALLENGE_FILE = "challenge.yaml"
 _ROOT: Path_ = ("challenge",)
@@ -68,6 +72,17 @@ def validate(path: Path | str) -> list[Problem]:
     return result if isinstance(result, list) else []
 
 
+def challenge_warnings(challenge: Challenge, path: Path | str) -> list[Problem]:
+    """What is valid yet cannot work as intended, for the valid challenge loaded from ``path``."""
+    if challenge.reference.is_dir():
+        return []
+    message = (
+        "warning: no solutions/reference/ folder: calibration needs a reference solution of every "
+        "phase (solutions/reference/<phase>/) and cannot pass without one"
+    )
+    return [Problem(str(_challenge_file(Path(path))), 1, 1, message)]
+
+
 def challenge_digest(root: Path) -> str:
     """sha256 over the challenge folder's file names and contents, in sorted order."""
     digest = hashlib.sha256()
@@ -80,12 +95,19 @@ def challenge_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
+def _challenge_file(path: Path) -> Path:
+    """A challenge's YAML file, from the path of its folder or of the file itself."""
+    return path / CHALLENGE_FILE if path.is_dir() or not path.suffix else path
+
+
 def _load(path: Path) -> Challenge | list[Problem]:
-    file = path / CHALLENGE_FILE if path.is_dir() or not path.suffix else path
+    file = _challenge_file(path)
     root = file.parent
     if not file.is_file():
-        what = "no such challenge" if not root.exists() else f"no {CHALLENGE_FILE} in {root}"
-        return [Problem(str(file), 1, 1, what)]
+        if not root.exists():
+            return [Problem(str(root), 0, 0, "no such challenge folder")]
+        what = f"no {CHALLENGE_FILE} here (a challenge folder holds {CHALLENGE_FILE}, workspace/ and tests/)"
+        return [Problem(str(root), 0, 0, what)]
     try:
         data, source = load_yaml(file.read_text(encoding="utf-8"), str(file))
     except SourceError as error:
@@ -110,12 +132,16 @@ def _schema_problem(error: Any, source: SourceMap) -> Problem:
     kind = error["type"]
     where = _describe(loc[:-1]) if loc else "the file"
     if kind == "extra_forbidden":
-        allowed = ", ".join(_fields_at(loc[:-1]))
+        allowed = _fields_at(loc[:-1])
+        hint = did_you_mean(str(loc[-1]), allowed)
         return source.problem(
-            loc, f"unknown key {loc[-1]!r} in {where} (expected one of: {allowed})", key=True
+            loc, f"unknown key {loc[-1]!r} in {where}{hint} (expected one of: {', '.join(allowed)})", key=True
         )
     if kind == "missing":
         return source.problem(loc[:-1], f"missing required key {loc[-1]!r} in {where}", key=True)
+    if kind == "string_pattern_mismatch":
+        rule = ID_RULES[error["ctx"]["pattern"]]
+        return source.problem(loc, f"{_describe(loc)}: {error['input']!r} must {rule}")
     message = str(error["msg"]).removeprefix("Value error, ")
     message = message.replace("Input should be", "expected").replace("String should", "text should")
     value = error.get("input")
@@ -226,19 +252,37 @@ class _Semantics:
 
     def _target(self, index: int, trigger: TriggerModel) -> str | None:
         """The phase a trigger unlocks, from ``unlocks`` or the seed form ``new_tests``."""
-        named = {seed_phase_name(item) or item for item in trigger.new_tests}
+        named = {self._named_phase(item) for item in trigger.new_tests}
         if len(named) > 1:
             self.report(
                 ("triggers", index, "new_tests"),
                 f"new_tests names several phases ({', '.join(sorted(named))}); a trigger unlocks one",
             )
         from_seed = next(iter(named)) if len(named) == 1 else None
+        if from_seed is not None and not re.match(IDENTIFIER, from_seed):
+            self.report(
+                ("triggers", index, "new_tests"),
+                f"new_tests entry {from_seed!r} names no phase: write a phase id (phase2), its test folder "
+                "(tests/phase2) or 'Phase 2 test suite'",
+            )
+            from_seed = None
         if trigger.unlocks and from_seed and trigger.unlocks != from_seed:
             self.report(
                 ("triggers", index, "new_tests"),
                 f"new_tests names {from_seed} but unlocks is {trigger.unlocks}",
             )
         return trigger.unlocks or from_seed
+
+    def _named_phase(self, item: str) -> str:
+        """The phase a ``new_tests`` entry names: ``Phase 2 test suite``, an id, or its test folder."""
+        seed = seed_phase_name(item)
+        if seed is not None:
+            return seed
+        folder = PurePosixPath(item.strip())  # "./tests/phase2/" is tests/phase2
+        for phase in self.model.phases or []:
+            if folder == PurePosixPath(phase.tests or f"tests/{phase.id}"):
+                return phase.id
+        return folder.name if folder.parent == PurePosixPath("tests") else item
 
     def _phase_ids(self, targets: list[str | None]) -> list[str]:
         if self.model.phases is None:
@@ -363,7 +407,7 @@ class _Semantics:
             if phase.id == phase_id:
                 return ("phases", i, key) if key in phase.model_fields_set else ("phases", i)
         for i, trigger in enumerate(self.model.triggers):
-            target = trigger.unlocks or next((seed_phase_name(x) or x for x in trigger.new_tests), None)
+            target = trigger.unlocks or next((self._named_phase(x) for x in trigger.new_tests), None)
             if target == phase_id:
                 return ("triggers", i, "unlocks" if trigger.unlocks else "new_tests")
         return ()

@@ -1,4 +1,4 @@
-"""``changeup new``: a two-phase challenge folder for one of the four patterns, ready to edit.
+"""``changeup new``: a two-phase challenge folder for one of the five patterns, ready to edit.
 
 The scaffold is small but real: its starter fails phase 1, its reference solution passes
 both phases, and it validates as written, so an author starts from something that runs.
@@ -148,6 +148,37 @@ def test_shout():
 def shout(name: str) -> str:
     """Greet loudly."""
     return greet(name).upper()
+''',
+    ),
+    "revision": _Pattern(
+        kind="revision",
+        message=(
+            "Revised style guide: a greeting ends with a full stop, not an exclamation mark:\n"
+            'greet("Ada") now returns "Hello, Ada.". Everything else about greet stays.'
+        ),
+        phase2_tests='''\
+from app import greet
+
+
+def test_greeting_ends_with_a_full_stop():
+    """The revised rule: a full stop replaces the exclamation mark."""
+    greeting = greet("Ada")
+    assert type(greeting) is str  # exactly a str: a double that equals anything is not one
+    assert greeting == "Hello, Ada."
+''',
+        phase2_solution='''\
+def greet(name: str) -> str:
+    """Greet a person by name, ending with a full stop (the revised style)."""
+    return f"Hello, {name}."
+''',
+        supersedes="phase1/test_app.py::test_greets_by_name",
+        extra_phase1_test='''
+
+def test_greeting_opens_with_hello_and_the_name():
+    """The rule the revision keeps: "Hello, " and the name come first."""
+    greeting = greet("Ada")
+    assert type(greeting) is str
+    assert greeting.startswith("Hello, Ada")
 ''',
     ),
 }

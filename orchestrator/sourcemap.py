@@ -36,6 +36,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        if self.line == 0:  # about a file or folder as a whole, not a place in it
+            return f"{self.file}: {self.message}"
         return f"{self.file}:{self.line}:{self.column}: {self.message}"
 
 

@@ -29,3 +29,12 @@ def test_authoring_doc_covers_every_key() -> None:
     for model in (ChallengeModel, PhaseModel, TriggerModel, Limits, Calibration):
         for name, field in model.model_fields.items():
             assert f"`{field.alias or name}`" in text, (model.__name__, name)
+
+
+def test_authoring_doc_complete_example_is_the_shipped_export_time() -> None:
+    """The complete example in docs/authoring.md is challenges/export-time/challenge.yaml, verbatim."""
+    text = (DOCS / "authoring.md").read_text()
+    section = text.split("## A complete two-phase example", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    shipped = DOCS.parent / "challenges" / "export-time" / "challenge.yaml"
+    assert example == shipped.read_text()

@@ -9,7 +9,9 @@ Every name must resolve and every operand must have the type its operator needs;
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,7 +31,7 @@ from triggers.syntax import (
     render,
 )
 
-__all__ = ["PREDICATES", "Predicate", "Scope", "Type", "resolve"]
+__all__ = ["PREDICATES", "Predicate", "Scope", "Type", "did_you_mean", "resolve"]
 
 Type = Literal["bool", "number", "duration"]
 Param = Literal["phase", "trigger", "glob"]
@@ -133,6 +135,13 @@ ALIASES = {"elapsed": "time_elapsed"}
 _SUGAR = re.compile(r"^(?P<phase>.+?)_tests_(?P<verdict>pass|not_pass)$", re.IGNORECASE)
 
 
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the candidate closest to a misspelt ``name``, or ``""``."""
+    spellings = {candidate.lower(): candidate for candidate in candidates}
+    close = difflib.get_close_matches(name.lower(), spellings, n=1)
+    return f"; did you mean {spellings[close[0]]!r}?" if close else ""
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """The names a condition may refer to besides predicates."""
@@ -211,8 +220,10 @@ def _name(expr: Name, scope: Scope) -> tuple[Expr, Type]:
         return (call if sugar.group("verdict").lower() == "pass" else Not(call, expr.col)), "bool"
     names = ", ".join(sorted(PREDICATES))
     phases = ", ".join(scope.phases) or "none declared"
+    sugar_names = [f"{phase}_tests_{verdict}" for phase in scope.phases for verdict in ("pass", "not_pass")]
+    hint = did_you_mean(expr.name, [*PREDICATES, *ALIASES, *sugar_names])
     raise ConditionError(
-        f"unknown name {expr.name!r} (predicates: {names}; or <phase>_tests_pass, "
+        f"unknown name {expr.name!r}{hint} (predicates: {names}; or <phase>_tests_pass, "
         f"<phase>_tests_not_pass with phases: {phases})",
         expr.col,
     )
@@ -226,9 +237,11 @@ def _call(expr: Call, scope: Scope) -> tuple[Expr, Type]:
     lowered = ALIASES.get(expr.name.lower(), expr.name.lower())
     predicate = PREDICATES.get(lowered)
     if predicate is None:
-        names = ", ".join(sorted(n for n, p in PREDICATES.items() if p.params))
+        names = sorted(n for n, p in PREDICATES.items() if p.params)
         raise ConditionError(
-            f"unknown predicate {expr.name!r} (predicates with arguments: {names})", expr.col
+            f"unknown predicate {expr.name!r}{did_you_mean(expr.name, names)} "
+            f"(predicates with arguments: {', '.join(names)})",
+            expr.col,
         )
     if not predicate.params:
         raise ConditionError(f"{predicate.name!r} takes no arguments: write {predicate.example}", expr.col)

@@ -156,6 +156,7 @@ class _Token:
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPACED_WORD = re.compile(r"\s+([A-Za-z_][A-Za-z0-9_]*)")
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "n": "\n", "t": "\t"}
 
 
@@ -180,6 +181,7 @@ def _tokens(text: str) -> list[_Token]:
             end = number.end()
             unit = _WORD.match(text, end)
             if unit is None:
+                _refuse_spaced_unit(text, number.group(), end, col)
                 out.append(_Token("number", number.group(), col, float(number.group())))
                 i = end
             else:
@@ -216,6 +218,17 @@ def _tokens(text: str) -> list[_Token]:
             raise ConditionError(f"unexpected character {ch!r}", col)
     out.append(_Token("end", "", n + 1))
     return out
+
+
+def _refuse_spaced_unit(text: str, number: str, end: int, col: int) -> None:
+    """``20 s`` reads as a number and a stray name; say how a duration is written instead."""
+    spaced = _SPACED_WORD.match(text, end)
+    if spaced is not None and spaced.group(1).lower() in UNITS:
+        raise ConditionError(
+            f"a duration is written without a space: {number}{spaced.group(1)}, not "
+            f"{text[col - 1 : spaced.end()]!r}",
+            col,
+        )
 
 
 def _string(text: str, start: int) -> tuple[int, str]:

@@ -112,6 +112,38 @@ challenge:
     assert challenge.spec.end is not None
 
 
+@pytest.mark.parametrize("folder", ["tests/phase2", "./tests/phase2/"])
+def test_new_tests_may_name_a_phase_by_its_test_folder(folder: str, tmp_path: Path) -> None:
+    """A seed trigger's new_tests may name the suite by its folder, not only by its phase."""
+    challenge = load_challenge(make_challenge(tmp_path, SEED_YAML.replace("Phase 2 test suite", folder)))
+    assert [p.id for p in challenge.phases] == ["phase1", "phase2"]
+    assert [t.unlocks for t in challenge.spec.triggers] == ["phase2", "phase2"]
+
+
+def test_new_tests_may_name_a_declared_phase_by_its_own_folder(tmp_path: Path) -> None:
+    """A phase with its own tests: folder is named by that folder."""
+    text = SEED_YAML.replace(
+        "  triggers:",
+        "  phases:\n    - id: phase1\n    - id: second\n      tests: suites/second\n  triggers:",
+    ).replace("Phase 2 test suite", "suites/second")
+    root = make_challenge(tmp_path, text)
+    (root / "suites").mkdir()
+    (root / "tests" / "phase2").rename(root / "suites" / "second")
+    challenge = load_challenge(root)
+    assert [t.unlocks for t in challenge.spec.triggers] == ["second", "second"]
+
+
+def test_a_duration_is_not_true_or_false(tmp_path: Path) -> None:
+    """``for: true`` is refused, not read as one second."""
+    text = SEED_YAML.replace(
+        "    - condition: phase1_tests_pass\n", "    - condition: phase1_tests_pass\n      for: true\n"
+    )
+    [problem] = validate(make_challenge(tmp_path, text))
+    assert problem.message == (
+        "challenge.triggers[0].for: expected a duration such as 30s, 5m, 30min or 2h, got True"
+    )
+
+
 def test_command_phase_needs_no_pytest_folder(tmp_path: Path) -> None:
     """A phase run by a command that writes JUnit XML needs no test_*.py files."""
     text = SEED_YAML.replace(
@@ -134,9 +166,9 @@ def test_load_raises_with_every_problem(tmp_path: Path) -> None:
 def test_missing_challenge_is_a_problem(tmp_path: Path) -> None:
     """A path with no challenge gives one problem, not an exception."""
     [problem] = validate(tmp_path / "nothing-here")
-    assert problem.message == "no such challenge"
+    assert str(problem) == f"{tmp_path / 'nothing-here'}: no such challenge folder"
     [problem] = validate(tmp_path)
-    assert problem.message.startswith("no challenge.yaml in")
+    assert str(problem).startswith(f"{tmp_path}: no challenge.yaml here")
 
 
 def test_not_utf8(tmp_path: Path) -> None:

@@ -103,6 +103,8 @@ def test_columns_are_recorded() -> None:
         ("a = b", 3, "'=' is not an operator"),
         ("a && b", 3, "write 'and', 'or' or 'not'"),
         ("idle > 5 minutes", 10, "expected 'and', 'or'"),
+        ("time_elapsed > 20 s", 16, "a duration is written without a space: 20s, not '20 s'"),
+        ("idle > 5  Min and always", 8, "without a space: 5Min, not '5  Min'"),
         ("idle > 5parsecs", 9, "unknown unit 'parsecs'"),
         ('file_exists("x)', 13, "never closed"),
         ('file_exists("\\q")', 14, "unknown escape"),
