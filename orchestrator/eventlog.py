@@ -4,18 +4,51 @@ Line 1 is a header; every later line is one JSON object with ``seq``, ``t`` and 
 Each line goes to the file in a single ``write`` on an ``O_APPEND`` descriptor, so a crash
 can tear at most the last line, and that torn tail is cut off when the log is opened again.
 Lines are pushed to the disk (``fsync``) at every engine decision.
+
+Reading checks every record of a known kind against its shape (:func:`check_record`): the
+typed records of ``triggers`` for engine inputs, decisions and agent observations, and the
+shapes below for the session's own observations. Whatever reads a log afterwards (replay,
+re-scoring, the reports, ``show``) may then index every field a record of its kind has; a
+record that does not fit is an error naming its line, its kind and the field.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import product
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import (
+    Any,
+    Literal,
+    NamedTuple,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
-__all__ = ["FORMAT", "VERSION", "EventLog", "EventLogError", "LogContents", "LogReader", "read_log", "repair"]
+from triggers import Action, Event, Observation, TestsResult
+
+__all__ = [
+    "FORMAT",
+    "KNOWN_KINDS",
+    "VERSION",
+    "EventLog",
+    "EventLogError",
+    "LogContents",
+    "LogReader",
+    "check_record",
+    "read_log",
+    "repair",
+]
 
 FORMAT = "changeup-events"
 VERSION = 2
@@ -159,6 +192,7 @@ class LogReader:
         # it does not take whole (whitespace, a second value, not JSON) goes to json.loads,
         # which accepts or rejects it exactly as it would any line.
         scan = json.JSONDecoder().raw_decode
+        checks, any_kind = _CHECKS, _ANY_KIND
         number = 1
         with self._handle:
             try:
@@ -173,8 +207,12 @@ class LogReader:
                         obj, end = None, 0
                     if end != len(raw) - 1 or type(obj) is not dict:
                         obj = self._object(number, raw)
-                    if type(obj.get("kind")) is not str or type(obj.get("seq")) is not int:
+                    kind = obj.get("kind")
+                    if type(kind) is not str or type(obj.get("seq")) is not int:
                         raise EventLogError(f"{self.path}:{number}: a record needs 'seq' and 'kind'")
+                    problem = checks.get(kind, any_kind)(obj)
+                    if problem is not None:
+                        raise EventLogError(f"{self.path}:{number}: {_explain(kind, problem)}")
                     yield obj
             except UnicodeDecodeError:
                 raise EventLogError(f"{self.path}:{number + 1}: not UTF-8 text") from None
@@ -198,3 +236,317 @@ def _check_header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
             f"{path}:1: event log version {version!r}; this changeup reads version {VERSION} ({hint})"
         )
     return obj
+
+
+# --- record shapes -----------------------------------------------------------------------------
+#
+# Every known kind has a shape: its fields, each required or not, with the JSON type its value
+# must have. The shapes of engine inputs, decisions and agent observations are read off their
+# typed records in ``triggers`` (a field with a default is optional, and filled in when it is
+# missing, as ``triggers.decode`` would); the session's own observations are TypedDicts here.
+# Unknown kinds pass: a reader skips what it does not know (docs/event-log.md, Compatibility).
+
+#: Where a problem is (``("phases", 0, "passed")``) and what it is.
+Problem = tuple[tuple[str | int, ...], str]
+_Check = Callable[[Any], Problem | None]
+_MISSING: Any = object()
+
+
+class _Share(TypedDict):
+    path: str
+    writable: bool
+
+
+class _Criterion(TypedDict):
+    id: str
+    title: str
+    weight: float
+    score: float | None
+    critical: bool
+    critical_failure: bool
+    findings: list[str]
+    data: dict[str, Any]
+
+
+class _WorkspaceCreated(TypedDict):
+    baseline: str
+    python: str
+    sandbox: dict[str, Any]
+
+
+class _PhaseSealed(TypedDict):
+    phase: str
+    files: dict[str, str]
+    environment: str
+
+
+class _AgentSandboxed(TypedDict):
+    confined: bool
+    user: str | None
+    network: bool
+    shares: list[_Share]
+    home_seeded: list[str]
+
+
+class _OverLimits(TypedDict):
+    files: int
+    bytes: int
+    detail: str
+
+
+class _TestsStarted(TypedDict):
+    request: int
+    snapshot: str
+    phases: list[str]
+
+
+class _GradingFailed(TypedDict):
+    """``session.graded`` when the final grading itself raised: only why."""
+
+    status: Literal["invalid"]
+    detail: str
+
+
+class _SessionScored(TypedDict):
+    criteria: list[_Criterion]
+
+
+class _ScopeFinding(TypedDict):
+    path: str
+    change: Literal["added", "modified", "deleted"]
+
+
+class _SessionScope(TypedDict):
+    allowed_paths: list[str]
+    changed: int
+    findings: list[_ScopeFinding]
+
+
+class _ClockSkipped(TypedDict):
+    until: float
+    skipped: float
+
+
+class _SessionAborted(TypedDict):
+    status: Literal["invalid", "crashed", "interrupted"]
+    detail: str
+
+
+_OBSERVATIONS: dict[str, type] = {
+    "workspace.created": _WorkspaceCreated,
+    "phase.sealed": _PhaseSealed,
+    "agent.sandboxed": _AgentSandboxed,
+    "workspace.over_limits": _OverLimits,
+    "tests.started": _TestsStarted,
+    "session.scored": _SessionScored,
+    "session.aborted": _SessionAborted,
+    "session.scope": _SessionScope,
+    "clock.skipped": _ClockSkipped,
+}
+
+_SCALARS: dict[Any, tuple[tuple[type, ...], str]] = {
+    float: ((float, int), "a number"),
+    int: ((int,), "an integer"),  # not a bool: type(True) is bool
+    bool: ((bool,), "true or false"),
+    str: ((str,), "a string"),
+}
+
+
+class _Field(NamedTuple):
+    """One field of a shape, compiled for the hot loop of :func:`_object`."""
+
+    name: str
+    types: tuple[type, ...] | None  # the exact JSON types its value may have; None: any
+    allowed: frozenset[Any] | None  # a Literal's values
+    inner: _Check | None  # the items of a list, the fields of an object
+    expected: str  # for messages: "an integer"
+    required: bool
+    default: Callable[[], Any] | None  # fills a missing optional field; None: left out
+
+
+def _value(hint: Any) -> tuple[tuple[type, ...] | None, frozenset[Any] | None, _Check | None, str]:
+    """(types, allowed, inner, expected) of a value typed ``hint``."""
+    if hint is Any:
+        return None, None, None, "anything"
+    if hint in _SCALARS:
+        scalar, name = _SCALARS[hint]
+        return scalar, None, None, name
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Literal:
+        return (str,), frozenset(args), None, "one of " + ", ".join(map(repr, args))
+    if origin in (Union, UnionType) and type(None) in args:
+        (some,) = (a for a in args if a is not type(None))
+        types, allowed, inner, expected = _value(some)
+        return (*(types or ()), type(None)), allowed, inner, f"{expected} or null"
+    if origin in (tuple, list):
+        return (list,), None, _items(args[0]), "a list"
+    if origin is dict:
+        return (dict,), None, None if args[1] is Any else _items(args[1]), "an object"
+    return (dict,), None, _object(_fields(hint)), "an object"
+
+
+def _fields(shape: type) -> tuple[_Field, ...]:
+    """The fields of a typed record (a dataclass) or a TypedDict."""
+    hints = get_type_hints(shape)
+    if is_typeddict(shape):
+        required = shape.__required_keys__  # type: ignore[attr-defined]
+        return tuple(_Field(name, *_value(hints[name]), name in required, None) for name in hints)
+    out = []
+    for field in dataclasses.fields(shape):
+        default = None if field.default is dataclasses.MISSING else _filler(field.default)
+        out.append(_Field(field.name, *_value(hints[field.name]), default is None, default))
+    return tuple(out)
+
+
+def _filler(default: Any) -> Callable[[], Any]:
+    """What fills a missing optional field: its default as JSON (a fresh list for ``()``)."""
+    return list if default == () else lambda: default
+
+
+def _problem(value: Any, types: Any, allowed: Any, inner: _Check | None, expected: str) -> Problem | None:
+    if (types is not None and type(value) not in types) or (allowed is not None and value not in allowed):
+        return (), f"is {_shown(value)}, expected {expected}"
+    return inner(value) if inner is not None and value is not None else None
+
+
+def _items(hint: Any) -> _Check:
+    """Checks every item of a list (or every value of an object) against ``hint``."""
+    value = types, allowed, inner, _ = _value(hint)
+    # Objects of strings only (a test's verdict, a changed file) recur run after run: those that
+    # fitted are remembered by their values (a string equals nothing but a string), and a list
+    # of remembered ones is passed at C speed. Bounded, like triggers' cache of outcomes.
+    strings = _strings(hint)
+    pick = itemgetter(*strings) if strings else None
+    fitted: set[Any] = set()
+    accepted = frozenset(types or ())
+
+    def check(items: Any) -> Problem | None:
+        values = items.values() if type(items) is dict else items
+        if pick is not None:
+            try:
+                if fitted.issuperset(map(pick, values)):
+                    return None
+            except (KeyError, TypeError):  # a field missing, or an item not an object of strings
+                pass
+        elif types is None or (
+            accepted.issuperset(map(type, values))
+            and (allowed is None or allowed.issuperset(values))
+            and (inner is None or not any(map(inner, values)))
+        ):
+            return None
+        pairs = items.items() if type(items) is dict else enumerate(items)
+        for key, item in pairs:
+            problem = _problem(item, *value)
+            if problem is not None:
+                return (key, *problem[0]), problem[1]
+            if pick is not None:
+                if len(fitted) >= _FITTED_HELD:
+                    fitted.clear()
+                fitted.add(pick(item))
+        return None
+
+    return check
+
+
+def _strings(hint: Any) -> tuple[str, ...]:
+    """The fields of ``hint`` if it is an object whose fields are all strings, else ()."""
+    if not (is_typeddict(hint) or dataclasses.is_dataclass(hint)):
+        return ()
+    fields = _fields(hint)
+    return tuple(f.name for f in fields) if all(f.types == (str,) for f in fields) else ()
+
+
+def _object(fields: tuple[_Field, ...]) -> _Check:
+    """Checks an object against ``fields``, filling in missing optional fields.
+
+    The fast path takes every field at once and looks up their types among every combination
+    the shape accepts; an object that misses a field or does not fit takes the slow path,
+    which fills in defaults and says what is wrong.
+    """
+    names = tuple(f.name for f in fields)
+    take = itemgetter(*names)
+    pick: Callable[[dict[str, Any]], tuple[Any, ...]] = take if len(names) > 1 else lambda obj: (take(obj),)
+    accepted = frozenset(product(*(f.types or () for f in fields)))
+    literals = tuple((i, f.allowed) for i, f in enumerate(fields) if f.allowed is not None)
+    nested = tuple((i, f.inner) for i, f in enumerate(fields) if f.inner is not None)
+
+    def check(obj: dict[str, Any]) -> Problem | None:
+        try:
+            values = pick(obj)
+        except KeyError:
+            return slow(obj)
+        if tuple(map(type, values)) not in accepted:
+            return slow(obj)
+        for i, allowed in literals:
+            if values[i] not in allowed:
+                return slow(obj)
+        for i, inner in nested:
+            value = values[i]
+            if value is not None:
+                problem = inner(value)
+                if problem is not None:
+                    return (names[i], *problem[0]), problem[1]
+        return None
+
+    def slow(obj: dict[str, Any]) -> Problem | None:
+        for name, types, allowed, inner, expected, required, default in fields:
+            value = obj.get(name, _MISSING)
+            if value is _MISSING:
+                if required:
+                    return (name,), f"is missing (expected {expected})"
+                if default is not None:
+                    obj[name] = default()
+                continue
+            problem = _problem(value, types, allowed, inner, expected)
+            if problem is not None:
+                return (name, *problem[0]), problem[1]
+        return None
+
+    return check
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+_FITTED_HELD = 4096
+#: Every record has a time.
+_TIME = _Field("t", *_value(float), True, None)
+
+
+def _record(shape: type) -> _Check:
+    """A record's check: ``t``, then the fields of its ``shape``."""
+    return _object((_TIME, *(f for f in _fields(shape) if f.name != "t")))
+
+
+def _graded(full: _Check, failed: _Check) -> _Check:
+    """``session.graded`` is a test result, or (the grading raised) only an invalid status and why."""
+    return lambda record: (
+        failed(record) if "phases" not in record and record.get("status") == "invalid" else full(record)
+    )
+
+
+_CHECKS: dict[str, _Check] = {
+    **{cls.kind: _record(cls) for cls in (*get_args(Event), *get_args(Observation), *get_args(Action))},
+    **{kind: _record(shape) for kind, shape in _OBSERVATIONS.items()},
+    "session.graded": _graded(_record(TestsResult), _record(_GradingFailed)),
+}
+#: Kinds whose records have a shape.
+KNOWN_KINDS = frozenset(_CHECKS)
+_ANY_KIND = _object((_TIME,))
+
+
+def check_record(record: dict[str, Any]) -> str | None:
+    """None if ``record`` (which has a string ``kind``) fits the shape of its kind, else what
+    is wrong with which field, e.g. ``tests.result record: field 'phases[0].passed' is missing
+    (expected an integer)``. The optional fields it lacks are filled in with their defaults."""
+    kind = record["kind"]
+    problem = _CHECKS.get(kind, _ANY_KIND)(record)
+    return None if problem is None else _explain(kind, problem)
+
+
+def _explain(kind: str, problem: Problem) -> str:
+    where, what = problem
+    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where)
+    return f"{kind} record: field '{field.lstrip('.')}' {what}"

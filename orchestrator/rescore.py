@@ -12,10 +12,14 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import LogContents
@@ -27,11 +31,24 @@ from orchestrator.render import percent, report_markdown
 from orchestrator.report import build_report
 from orchestrator.rubric import score_rubric
 from orchestrator.runs import RunFolder
-from orchestrator.workspace import Workspace
+from orchestrator.workspace import GitError, Workspace
 
-__all__ = ["Rescore", "differences", "rescore"]
+__all__ = ["Rescore", "RescoreError", "Retest", "differences", "rescore", "rescore_progress", "retests"]
 
 NAME = "report-rescored"
+
+
+class RescoreError(Exception):
+    """A run that cannot be re-scored; the message says what is missing and why it is needed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Retest:
+    """One hidden test run to make: a snapshot on some phases, first recorded at ``seq``."""
+
+    snapshot: str
+    phases: tuple[str, ...]
+    seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,46 +61,109 @@ class Rescore:
     runs: int
 
 
+def _tested(challenge: Challenge, record: dict[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """The (snapshot, phases) a test result tested, None for any other record.
+
+    Phases the challenge no longer has are left out.
+    """
+    if record["kind"] not in ("tests.result", "session.graded") or not record.get("phases"):
+        return None
+    known = {phase.id for phase in challenge.phases}
+    return record["snapshot"], tuple(p["phase"] for p in record["phases"] if p["phase"] in known)
+
+
+def retests(challenge: Challenge, records: list[dict[str, Any]]) -> list[Retest]:
+    """Every distinct (snapshot, phases) the run tested, in the order it first tested them."""
+    out: dict[tuple[str, tuple[str, ...]], Retest] = {}
+    for record in records:
+        key = _tested(challenge, record)
+        if key is not None:
+            out.setdefault(key, Retest(*key, record["seq"]))
+    return list(out.values())
+
+
+@contextmanager
+def rescore_progress(console: Console) -> Iterator[Callable[[int, int, Retest], None]]:
+    """A ``progress`` for :func:`rescore` that shows on ``console`` (stderr): a bar on a
+    terminal, else one line per test run, e.g. ``re-testing snapshot 3/7 (phase2, seq 41)…``."""
+
+    def line(done: int, total: int, retest: Retest) -> str:
+        phases = ", ".join(retest.phases) or "no phase"
+        return f"re-testing snapshot {done + 1}/{total} ({phases}, seq {retest.seq})…"
+
+    if not console.is_terminal:
+        yield lambda done, total, retest: print(line(done, total, retest), file=console.file, flush=True)
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("re-testing", total=None)
+        yield lambda done, total, retest: bar.update(
+            task, description=line(done, total, retest), completed=done, total=total
+        )
+
+
+def _attach(folder: RunFolder) -> Workspace:
+    """The run's workspace and snapshots, or a :class:`RescoreError` naming what is missing."""
+    missing = [f"{path.name}/" for path in (folder.workspace, folder.shadow) if not path.is_dir()]
+    if missing:
+        raise RescoreError(
+            f"{folder.path}: cannot re-score: the run folder has no {' and no '.join(missing)}. "
+            "Re-scoring re-tests the snapshots the run recorded in shadow.git/ (and reads the "
+            "agent's commits in workspace/), so it needs the run folder whole, as `changeup run` "
+            "left it; without them the log can still be replayed (changeup replay RUN)."
+        )
+    return Workspace.attach(folder.workspace, folder.shadow)
+
+
 async def rescore(
-    challenge: Challenge, folder: RunFolder, contents: LogContents, judge: Judge | None = None
+    challenge: Challenge,
+    folder: RunFolder,
+    contents: LogContents,
+    judge: Judge | None = None,
+    progress: Callable[[int, int, Retest], None] | None = None,
 ) -> Rescore:
-    """Re-test every recorded snapshot and write ``report-rescored.{json,md,html}``."""
-    workspace = Workspace.attach(folder.workspace, folder.shadow)
+    """Re-test every recorded snapshot and write ``report-rescored.{json,md,html}``.
+
+    ``progress(done, total, retest)`` is called before each test run (``done`` counts from 0).
+    """
+    workspace = _attach(folder)
     environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
     runner = PytestRunner(challenge, workspace, folder.path / "rescore-scratch", environment=environment)
-    verdicts: dict[tuple[str, tuple[str, ...]], TestRun] = {}
     records = copy.deepcopy(contents.records)
+    todo = retests(challenge, records)
+    verdicts: dict[tuple[str, tuple[str, ...]], TestRun] = {}
     try:
+        for done, retest in enumerate(todo):
+            if progress is not None:
+                progress(done, len(todo), retest)
+            try:
+                verdicts[retest.snapshot, retest.phases] = await runner.run(retest.snapshot, retest.phases)
+            except GitError as error:
+                raise RescoreError(
+                    f"{folder.path}: cannot re-score: the snapshot {retest.snapshot} (tested at seq "
+                    f"{retest.seq}) cannot be read from shadow.git/: {error}"
+                ) from None
         for record in records:
-            if record["kind"] not in ("tests.result", "session.graded") or not record.get("phases"):
-                continue
-            phases = tuple(
-                p["phase"] for p in record["phases"] if any(p["phase"] == q.id for q in challenge.phases)
-            )
-            key = (record["snapshot"], phases)
-            if key not in verdicts:
-                verdicts[key] = await runner.run(record["snapshot"], phases)
-            run = verdicts[key]
-            record["phases"] = [phase.to_record() for phase in run.phases]
-            record["status"], record["detail"] = run.status, run.detail
-        records = [r for r in records if r["kind"] != "session.scored"]
-        if challenge.model.scoring.rubric:
-            criteria = await score_rubric(challenge, workspace, records, judge or RuleJudge())
-            records.append(
-                {
-                    "seq": records[-1]["seq"] + 1,
-                    "t": records[-1]["t"],
-                    "kind": "session.scored",
-                    "criteria": criteria,
-                }
-            )
+            key = _tested(challenge, record)
+            if key is not None:
+                run = verdicts[key]
+                record["phases"] = [phase.to_record() for phase in run.phases]
+                record["status"], record["detail"] = run.status, run.detail
+        records = await _rescored_rubric(challenge, workspace, records, judge or RuleJudge())
     finally:
         shutil.rmtree(folder.path / "rescore-scratch", ignore_errors=True)
     new = build_report(challenge, LogContents(contents.header, records, contents.torn))
     old_path = folder.path / "report.json"
     old = json.loads(old_path.read_text()) if old_path.is_file() else build_report(challenge, contents)
     changes = differences(old, new)
-    new["rescore"] = {"snapshots_tested": len(verdicts), "changes": changes}
+    new["rescore"] = {
+        "run": folder.path.name,
+        "challenge": str(challenge.root),
+        "challenge_sha256": challenge.digest,
+        "original_score": old["score"]["total"],
+        "snapshots_tested": len(verdicts),
+        "changes": changes,
+    }
     (folder.path / f"{NAME}.json").write_text(json.dumps(new, indent=2) + "\n")
     markdown = (
         report_markdown(new)
@@ -94,6 +174,22 @@ async def rescore(
     (folder.path / f"{NAME}.md").write_text(markdown)
     (folder.path / f"{NAME}.html").write_text(report_html(new, records))
     return Rescore(new, records, changes, len(verdicts))
+
+
+async def _rescored_rubric(
+    challenge: Challenge, workspace: Workspace, records: list[dict[str, Any]], judge: Judge
+) -> list[dict[str, Any]]:
+    """``records`` with the rubric scored again on the new verdicts, where the run scored one.
+
+    A run gets a rubric whether or not its challenge declares ``scoring:`` (the protection
+    review is every run's), and none when it was invalid or refused: so the re-score keeps
+    what the original had, no more.
+    """
+    if not any(r["kind"] == "session.scored" for r in records):
+        return records
+    kept = [r for r in records if r["kind"] != "session.scored"]
+    criteria = await score_rubric(challenge, workspace, kept, judge)
+    return [r if r["kind"] != "session.scored" else {**r, "criteria": criteria} for r in records]
 
 
 def _outcomes(report: dict[str, Any]) -> dict[str, str]:

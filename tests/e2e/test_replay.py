@@ -30,15 +30,6 @@ def changeup(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One real run of export-time with the reference."""
-    out = tmp_path_factory.mktemp("runs")
-    done = changeup("run", "challenges/export-time", "--out", str(out), "--quiet")
-    assert done.returncode == 0, done.stderr
-    return next(out.iterdir())
-
-
 def copy_log(recorded: Path, tmp_path: Path, lines: list[str]) -> Path:
     """A run folder holding ``lines`` as its log."""
     folder = tmp_path / "run"

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.eventlog import FORMAT, VERSION, EventLog, EventLogError, read_log, repair
+from orchestrator.eventlog import (
+    FORMAT,
+    KNOWN_KINDS,
+    VERSION,
+    EventLog,
+    EventLogError,
+    read_log,
+    repair,
+)
+from triggers import AgentOutput, FileChange, FilesChanged, TriggerFired
 
 
 def test_header_then_records_with_seq_and_exact_t(tmp_path: Path) -> None:
@@ -101,7 +111,7 @@ def test_lines_read_as_json_loads_reads_them(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     EventLog.create(path, {}).close()
     with path.open("a", newline="") as handle:
-        handle.write('  {"seq": 1, "kind": "a"}\n{"seq": 2, "kind": "b"}  \r\n')
+        handle.write('  {"seq": 1, "t": 0.0, "kind": "a"}\n{"seq": 2, "t": 0.0, "kind": "b"}  \r\n')
     assert [r["kind"] for r in read_log(path).records] == ["a", "b"]
 
 
@@ -111,10 +121,19 @@ def test_missing_log(tmp_path: Path) -> None:
         read_log(tmp_path / "events.jsonl")
 
 
+TIMES = st.floats(0, 1e6, allow_nan=False)
 RECORDS = st.lists(
-    st.fixed_dictionaries(
-        {"kind": st.sampled_from(["fs.changed", "agent.output"]), "text": st.text(max_size=30)}
-    ),
+    st.one_of(
+        st.builds(AgentOutput, TIMES, st.text(max_size=30), st.sampled_from(["stdout", "stderr"])),
+        st.builds(
+            FilesChanged,
+            TIMES,
+            st.lists(st.builds(FileChange, st.text(max_size=10), st.sampled_from(["added", "deleted"]))).map(
+                tuple
+            ),
+        ),
+        st.builds(TriggerFired, st.text(max_size=10), st.text(max_size=30), st.integers(1, 5)),
+    ).map(lambda record: {k: v for k, v in record.to_record().items() if k != "t"}),
     max_size=20,
 )
 
@@ -133,3 +152,99 @@ def test_round_trip(
     back = read_log(path).records
     assert [{k: v for k, v in r.items() if k not in ("seq", "t")} for r in back] == records
     assert [r["t"] for r in back] == times[: len(records)]
+
+
+def log_of(tmp_path: Path, *records: dict[str, Any]) -> Path:
+    """A log holding ``records`` (numbered from 1), as a hand edit could leave them."""
+    path = tmp_path / "events.jsonl"
+    lines = [HEAD, *(json.dumps({"seq": seq, **r}) + "\n" for seq, r in enumerate(records, 1))]
+    path.write_text("".join(lines))
+    return path
+
+
+PHASE = {"phase": "phase1", "passed": 1, "failed": 0, "tests": []}
+RESULT = {"t": 1.0, "kind": "tests.result", "request": 1, "snapshot": "abc", "phases": [PHASE]}
+CRITERION = {
+    "id": "protection",
+    "title": "T",
+    "weight": 0,
+    "score": 1.0,
+    "critical": True,
+    "critical_failure": False,
+    "findings": [],
+    "data": {},
+}
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (
+            {**RESULT, "phases": [{"phase": "phase1", "failed": 0}]},
+            "tests.result record: field 'phases[0].passed' is missing (expected an integer)",
+        ),
+        (
+            {**RESULT, "request": True},
+            "tests.result record: field 'request' is true, expected an integer",
+        ),
+        (
+            {**RESULT, "phases": [{**PHASE, "tests": [{"id": "a", "outcome": "won"}]}]},
+            "field 'phases[0].tests[0].outcome' is \"won\", expected one of 'passed', 'failed'",
+        ),
+        (
+            {"t": 1.0, "kind": "fs.changed", "changes": [{"path": "a", "change": "added"}, {"path": "b"}]},
+            "fs.changed record: field 'changes[1].change' is missing (expected one of 'added'",
+        ),
+        (
+            {"t": 1.0, "kind": "message.queued", "trigger": "x", "message_kind": "pivot", "text": 5},
+            "message.queued record: field 'text' is 5, expected a string",
+        ),
+        (
+            {"t": 1.0, "kind": "tests.requested", "request": 1, "phases": ["phase1", 2], "reason": ""},
+            "tests.requested record: field 'phases[1]' is 2, expected a string",
+        ),
+        (
+            {"t": 1.0, "kind": "session.scored", "criteria": [{**CRITERION, "score": "high"}]},
+            "session.scored record: field 'criteria[0].score' is \"high\", expected a number or null",
+        ),
+        (
+            {"t": 1.0, "kind": "session.graded", "status": "ok", "detail": ""},
+            "session.graded record: field 'request' is missing (expected an integer)",
+        ),
+        ({"kind": "clock.tick"}, "clock.tick record: field 't' is missing (expected a number)"),
+        (
+            {"kind": "anything.else", "t": "soon"},
+            "anything.else record: field 't' is \"soon\", expected a number",
+        ),
+    ],
+)
+def test_a_record_that_does_not_fit_its_kind_names_line_kind_and_field(
+    tmp_path: Path, record: dict[str, Any], message: str
+) -> None:
+    """A missing field, or one of the wrong type or value, nested or not: line, kind and field."""
+    path = log_of(tmp_path, {"t": 0.0, "kind": "session.started", "files": []}, record)
+    with pytest.raises(EventLogError) as raised:
+        read_log(path)
+    assert str(raised.value).startswith(f"{path}:3: ")
+    assert message in str(raised.value)
+
+
+def test_missing_optional_fields_are_filled_in(tmp_path: Path) -> None:
+    """A field with a default may be left out; readers find it filled in with the default."""
+    path = log_of(
+        tmp_path,
+        {"t": 0.0, "kind": "phase.unlocked", "phase": "phase1"},
+        {**RESULT, "phases": [{"phase": "phase1", "passed": 1, "failed": 0}]},
+        {"t": 2.0, "kind": "session.graded", "status": "invalid", "detail": "the final grading failed"},
+    )
+    unlocked, result, graded = read_log(path).records
+    assert unlocked["trigger"] == ""
+    assert (result["status"], result["detail"], result["seconds"], result["cached"]) == ("ok", "", 0.0, False)
+    assert result["phases"][0]["tests"] == []
+    assert "phases" not in graded  # the grading failed: no verdicts, nothing to fill in
+
+
+def test_every_kind_with_a_shape_is_documented() -> None:
+    """docs/event-log.md describes every kind a log is checked against."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "event-log.md").read_text()
+    assert {kind for kind in KNOWN_KINDS if f"| `{kind}` |" not in text} == set()
