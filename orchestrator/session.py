@@ -92,7 +92,8 @@ class SessionView:
 
     elapsed: float = 0.0
     phase: str = ""
-    tests: str = "not run yet"
+    #: The last test result; a session requests its first run as it starts, so one is going.
+    tests: str = "running…"
     fired: list[str] = field(default_factory=list)
     agent: str = "starting"
 
@@ -136,6 +137,7 @@ class Session:
         self._on_change = on_change
         self._logger = logger if logger is not None else structlog.get_logger()
         self._start = 0.0
+        self._skipped = 0.0  # seconds the clock skipped while only time could change a fact
         self._last_t = 0.0
         self._send: Any = None
         self._rearm = anyio.Event()
@@ -171,7 +173,7 @@ class Session:
             self._note("session.aborted", status=status, detail=detail)
             self._logger.error("session aborted", status=status, detail=(detail.splitlines() or [""])[-1])
         final = None if status == "invalid" else await self._grade()
-        return Outcome(status, self.engine.ended, detail, final, self._elapsed())
+        return Outcome(status, self.engine.ended, detail, final, self.elapsed())
 
     async def _loop(self, receive: Any) -> None:
         async with anyio.create_task_group() as group:
@@ -187,14 +189,15 @@ class Session:
             self.parts.watcher.stop()
             group.cancel_scope.cancel()
 
-    def _elapsed(self) -> float:
-        return self.parts.clock.now() - self._start
+    def elapsed(self) -> float:
+        """Seconds of session time since the start (a skipped wait counts as passed)."""
+        return self.parts.clock.now() - self._start + self._skipped
 
     def _emit(self, event: Event | Observation) -> None:
         self._send.send_nowait(event)
 
     def _dispatch(self, event: Event | Observation) -> None:
-        t = max(self._elapsed(), self._last_t, event.t)
+        t = max(self.elapsed(), self._last_t, event.t)
         self._last_t = t
         event = dataclasses.replace(event, t=t)
         self._record(event.to_record(), t)
@@ -218,7 +221,7 @@ class Session:
 
     def _note(self, kind: str, **fields: Any) -> None:
         """Log a record that is not an engine input (an observation, for reports)."""
-        t = max(self._elapsed(), self._last_t)
+        t = max(self.elapsed(), self._last_t)
         self._last_t = t
         self._record({"kind": kind, **fields}, t, sync=True)
 
@@ -336,7 +339,13 @@ class Session:
             if wake is None:
                 await rearm.wait()
                 continue
-            delay = wake - self._elapsed()
+            delay = wake - self.elapsed()
+            if delay > 0 and self.engine.waiting_for_time:
+                # The agent is idle and only the clock can change a fact: waiting would change
+                # nothing but the wall time, so the session's clock skips to the wake-up.
+                self._note("clock.skipped", until=wake, skipped=round(delay, 3))
+                self._skipped += delay
+                delay = 0
             if delay > 0:
                 with anyio.move_on_after(delay):
                     await rearm.wait()

@@ -46,6 +46,8 @@ from triggers.spec import BRIEFING, Spec, TriggerSpec
 __all__ = ["Engine", "EngineError"]
 
 _INACTIVE, _PENDING, _FIRED, _DONE = range(4)
+#: How many instants a trigger's condition is looked ahead for one that time alone would make hold.
+_LOOKAHEAD = 64
 _STATE_NAMES = ("inactive", "pending", "fired", "done")
 
 
@@ -122,6 +124,7 @@ class Engine:
         self._files: set[str] = set()
         self._wakes: list[tuple[float, int]] = []
         self._requests = 0
+        self._answered = 0  # the latest test request a result has answered
         self._unlocked: tuple[str, ...] = ()
         self._undelivered = 0
         self._busy = False
@@ -257,6 +260,7 @@ class Engine:
 
     def _record_result(self, event: TestsResult, changed: list[str]) -> None:
         facts = self.facts
+        self._answered = max(self._answered, event.request)
         for result in event.phases:
             phase = result.phase
             if phase not in facts.unlocked:
@@ -282,9 +286,52 @@ class Engine:
     def _idle(self) -> bool:
         if self._gone:
             return True
-        if self._busy or self._undelivered > 0:
+        if self._busy or self._undelivered > 0 or self._answered < self._requests:
+            return False  # a verdict still to come may fire a trigger
+        return all(w.state != _PENDING for w in self._watches) and not self._time_may_fire()
+
+    @property
+    def waiting_for_time(self) -> bool:
+        """The agent is idle, every test request answered, and only time can still fire a trigger.
+
+        The session then need not wait: nothing but the clock can change a fact, so it may
+        skip to :attr:`next_wakeup` (see ``docs/agents.md``, when the session ends).
+        """
+        if self.ended is not None or not self._settled or self._gone or self._busy:
             return False
-        return all(w.state != _PENDING for w in self._watches)
+        if self._undelivered > 0 or self._answered < self._requests:
+            return False
+        return any(w.state == _PENDING for w in self._watches) or self._time_may_fire()
+
+    def _time_may_fire(self) -> bool:
+        """Whether time alone, the facts as they are, would make a trigger hold before the end.
+
+        Each live timed trigger's condition is evaluated, facts unchanged, at each instant its
+        value may flip (up to ``_LOOKAHEAD`` of them), until the time limit: a deadline such
+        as ``time_elapsed > 30min AND phase1_tests_not_pass`` holds at 30 minutes. Read-only:
+        the engine stays a pure function of its events, so a replay re-decides the same.
+        """
+        facts, now = self.facts, self.facts.t
+        limit = self.spec.time_limit if self.spec.time_limit is not None else math.inf
+        try:
+            for watch in self._watches:
+                if watch.end_reason or not watch.timed or watch.state == _DONE:
+                    continue
+                if watch.unlocks is not None and watch.unlocks in facts.unlocked:
+                    continue
+                facts.t = now
+                armed = watch.state != _FIRED or not watch.evaluate(facts)  # a repeat re-arms on a lapse
+                for _ in range(_LOOKAHEAD):
+                    facts.t = watch.cond.next_change(facts)
+                    if facts.t >= limit:
+                        break
+                    holds = watch.evaluate(facts)
+                    if holds and armed:
+                        return True
+                    armed = armed or not holds
+        finally:
+            facts.t = now
+        return False
 
     # --- evaluation ------------------------------------------------------------------------
 

@@ -146,6 +146,7 @@ async def test_thirty_minute_deadline_takes_milliseconds(tmp_path: Path) -> None
     assert fired["trigger"] == "deadline"
     assert 1800 < fired["t"] < 1801
     assert first(records, "clock.tick")["t"] == fired["t"]
+    assert "clock.skipped" not in kinds(records)  # the agent was busy: the clock ran
     # queued, not interrupting: delivered when the 45-minute turn ended
     delivered = first(records, "message.delivered", trigger="deadline")
     assert delivered["t"] >= 45 * 60
@@ -241,6 +242,9 @@ async def test_unavailable_agent_makes_the_run_invalid(tmp_path: Path) -> None:
 async def test_report_from_the_log(tmp_path: Path) -> None:
     """The report says when each phase unlocked and first passed, and why triggers fired or not."""
     await run_session(tmp_path, diligent)
+    log = EventLog.reopen(tmp_path / "events.jsonl")  # the rubric's record, as a run adds it last
+    log.append({"kind": "session.scored", "criteria": []}, log.last_t, sync=True)
+    log.close()
     report = build_report(challenge_at(tmp_path / "again"), read_log(tmp_path / "events.jsonl"))
     phase1, phase2 = report["phases"]
     assert phase1["unlocked_by"] == "start"
@@ -275,17 +279,69 @@ class FirstRunTimesOut(FakeRunner):
         return TestRun("timeout", void(run.phases, "timeout"), "timed out", run.seconds)
 
 
+def cache_key(result: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """What a verdict is cached under: the snapshot and the phases tested."""
+    return result["snapshot"], tuple(p["phase"] for p in result["phases"])
+
+
 async def test_a_run_that_does_not_count_is_never_reused(tmp_path: Path) -> None:
-    """A timed-out run is void and not cached: no trigger fires on it, and the final grading
-    tests the same snapshot again and counts that (a failure never sticks to a workspace)."""
-    outcome, records, _, runner = await run_session(tmp_path, diligent, runner_type=FirstRunTimesOut)
+    """A timed-out run is void and not cached: no trigger fires on it, and a snapshot whose only
+    run was void is tested again, never answered from the cache (a failure never sticks)."""
+    outcome, records, _, _ = await run_session(tmp_path, diligent, runner_type=FirstRunTimesOut)
     assert outcome.status == "completed"
-    timed_out = [r for r in records if r["kind"] == "tests.result" and r["status"] == "timeout"]
+    results = [r for r in records if r["kind"] in ("tests.result", "session.graded")]
+    timed_out = [r for r in results if r["status"] == "timeout"]
     assert timed_out
     assert all(p["passed"] == 0 for r in timed_out for p in r["phases"])  # void: nothing counted
-    assert "trigger.fired" not in kinds(records)  # phase 1 passed only on a run that did not count
-    assert runner.runs.count(runner.runs[-1]) == 2  # graded on the same snapshot, tested again
+    for fired in (r for r in records if r["kind"] == "trigger.fired"):  # each on a run that counts
+        verdict = [r for r in results if r["seq"] < fired["seq"]][-1]
+        assert verdict["status"] == "ok"
+    for index, result in enumerate(results):
+        earlier = [r for r in results[:index] if cache_key(r) == cache_key(result)]
+        if result.get("cached"):
+            assert any(r["status"] == "ok" for r in earlier), "a cached verdict came from a void run"
+        elif earlier:  # a snapshot tested again: every earlier verdict on it was void
+            assert all(r["status"] == "timeout" for r in earlier)
+    assert any(r["status"] == "ok" and not r.get("cached") for r in results[1:])  # re-tests happened
     graded = first(records, "session.graded")
     assert graded["status"] == "ok"
-    assert not graded.get("cached")
-    assert [(p["phase"], p["passed"], p["failed"]) for p in graded["phases"]] == [("phase1", 2, 0)]
+    phase1 = graded["phases"][0]
+    assert (phase1["phase"], phase1["passed"], phase1["failed"]) == ("phase1", 2, 0)
+
+
+async def test_an_idle_agent_still_gets_the_deadline(tmp_path: Path) -> None:
+    """An agent whose turn ends with phase 1 failing and nothing queued: the session skips its
+    clock to the 30-minute deadline, delivers it as a new turn, and ends when that turn is done."""
+
+    async def gives_up(world: World, message: Message) -> None:
+        if message.trigger == "deadline":
+            world.write("solution.py", "two")
+
+    started = time.perf_counter()
+    outcome, records, agent, _ = await run_session(tmp_path, gives_up)
+    assert time.perf_counter() - started < 5
+    assert [trigger for _, trigger in agent.seen] == ["briefing", "deadline"]
+    fired = first(records, "trigger.fired", trigger="deadline")
+    assert 1800 <= fired["t"] < 1801
+    assert first(records, "clock.tick")["t"] == fired["t"]
+    skipped = first(records, "clock.skipped")
+    assert skipped["until"] == fired["t"]
+    assert skipped["t"] + skipped["skipped"] == pytest.approx(fired["t"], abs=1e-3)
+    assert skipped["t"] < 60  # skipped as soon as the turn's verdict was in
+    assert outcome.end is not None
+    assert outcome.end.reason == "agent_done"
+
+
+async def test_an_idle_agent_with_nothing_left_to_fire_ends_at_once(tmp_path: Path) -> None:
+    """Once phase 1 passes, the deadline can never fire: the session ends at the turn's end."""
+
+    async def solves_phase1_only(world: World, message: Message) -> None:
+        if message.trigger == "briefing":
+            world.write("solution.py", "one")
+
+    outcome, records, _, _ = await run_session(tmp_path, solves_phase1_only)
+    assert outcome.end is not None
+    assert outcome.end.reason == "agent_done"
+    assert records[-1]["t"] < 60
+    assert "clock.tick" not in kinds(records)
+    assert "clock.skipped" not in kinds(records)

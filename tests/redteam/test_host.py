@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.grading.environments import cache_root, grading_environment
+from tests.challenges import without_deadline
 from tests.redteam.common import (
     AGENTS,
     DETECTED,
@@ -92,8 +93,7 @@ def test_the_host_is_byte_identical_after_an_agent_tried_to_write_it(tmp_path: P
 def test_an_agent_reads_nothing_of_the_challenge_its_run_or_other_runs(tmp_path: Path) -> None:
     """After trying to unmount its way out, the agent reads the challenge folder (later messages,
     hidden tests, solutions), other runs, the cache and its own run folder: it gets none of them."""
-    challenge = tmp_path / "export-time"
-    shutil.copytree(EXPORT_TIME, challenge)
+    challenge = without_deadline(EXPORT_TIME, tmp_path / "export-time")  # phase 2 stays unsaid
     run(TARGET, "scripted", tmp_path / "elsewhere")
     other_run = next((tmp_path / "elsewhere").iterdir())
     secrets = [challenge, other_run, cache_root(), tmp_path / "runs"]
