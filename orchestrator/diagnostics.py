@@ -1,22 +1,32 @@
-"""Diagnostics through structlog: key-value events, JSON when stderr is not a terminal."""
+"""Diagnostics through structlog: key-value events on standard error.
+
+One behaviour for every command, on a terminal or not: warnings and errors only (every event
+with ``--verbose``), as lines for people, coloured only on a terminal. JSON lines, with the
+session's events at ``info`` too, only when asked: ``CHANGEUP_LOG=json``.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import structlog
 
-__all__ = ["configure"]
+__all__ = ["LOG_FORMAT", "configure"]
+
+#: The environment variable that asks for JSON diagnostics (``CHANGEUP_LOG=json``).
+LOG_FORMAT = "CHANGEUP_LOG"
 
 
-def configure(*, verbose: bool = False, json_output: bool | None = None) -> None:
-    """Set up structlog for the CLI; on a terminal only warnings show unless ``verbose``."""
-    if json_output is None:
-        json_output = not sys.stderr.isatty()
+def configure(*, verbose: bool = False) -> None:
+    """Set up structlog for the CLI: warnings and errors unless ``verbose``, JSON only if asked."""
+    json_output = os.environ.get(LOG_FORMAT, "").strip().lower() == "json"
     level = logging.DEBUG if verbose else (logging.INFO if json_output else logging.WARNING)
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer()
+        if json_output
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
     structlog.configure(
         processors=[

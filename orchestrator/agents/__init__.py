@@ -45,7 +45,8 @@ scripted                 apply the challenge's reference solution, phase by phas
 scripted:broken/NAME     apply a deliberately broken variant
 impostor:KIND            the reference, its functions returning doubles equal to anything
                          (always-equal, equal-subclass)
-command:CMD              run `sh -c CMD` once per message (message on stdin and in $CHANGEUP_MESSAGE_FILE)
+command:CMD              run `sh -c CMD` in the workspace once per turn (the turn's messages on
+                         stdin and in $CHANGEUP_MESSAGE_FILE; ./CMD is found from here)
 process:CMD              one long-lived `sh -c CMD`; messages on stdin;
                          it prints <<<TURN DONE>>> to end a turn
 inbox                    write messages to .changeup/inbox/NNN.md; create NNN.done to end a turn

@@ -23,7 +23,10 @@ __all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "T
 
 
 class AgentUnavailable(RuntimeError):
-    """The agent could not be started at all: an environment failure, not an agent failure."""
+    """The agent could not be started at all: an environment failure, not an agent failure.
+
+    Raised by :meth:`Agent.preflight` before a run folder exists (the run is refused), or
+    when the agent starts (the run is invalid)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,12 @@ class Agent(Protocol):
     def programs(self) -> list[str]:
         """The programs (names on PATH, or paths) the agent runs: its sandbox shows their installs."""
 
+    def preflight(self, challenge: Challenge) -> None:
+        """Raise :class:`AgentUnavailable`, saying what to do, if it cannot run ``challenge`` here.
+
+        Checked before anything of the run is made, so a run that could only be invalid is
+        refused instead."""
+
     async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
         """Work until cancelled (or, for an agent that can exit, until it does)."""
 
@@ -118,6 +127,9 @@ class TurnAgent:
     def programs(self) -> list[str]:
         """None by default (an agent that runs no program of its own)."""
         return []
+
+    def preflight(self, challenge: Challenge) -> None:
+        """Nothing to check by default."""
 
     async def start(self, ctx: AgentContext) -> None:
         """Prepare before the first message (default: nothing)."""

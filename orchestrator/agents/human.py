@@ -18,6 +18,7 @@ from typing import TextIO
 import anyio
 
 from orchestrator.agents.base import AgentContext, Message, TurnAgent, message_text
+from orchestrator.agents.inbox import exclude_inbox
 from triggers.records import AgentOutput, TurnSummary
 
 __all__ = ["HumanAgent"]
@@ -40,6 +41,10 @@ class HumanAgent(TurnAgent):
     def describe(self) -> dict[str, object]:
         """What the manifest records."""
         return {"preset": "human", "message_via": "terminal and .changeup/inbox/NNN.md"}
+
+    async def start(self, ctx: AgentContext) -> None:
+        """Keep the inbox out of the workspace's commits."""
+        exclude_inbox(ctx.workspace)
 
     async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
         """Show the messages; wait until the person says the turn is done."""

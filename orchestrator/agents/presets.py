@@ -44,6 +44,7 @@ from orchestrator.agents.transcript import (
     Usage,
     mini_trajectory_usage,
 )
+from orchestrator.challenge import Challenge
 from triggers.records import AgentOutput, TurnSummary
 
 __all__ = [
@@ -192,14 +193,18 @@ class PresetAgent(CommandAgent):
 
     # --- the turn -------------------------------------------------------------------------------
 
-    async def start(self, ctx: AgentContext) -> None:
-        """Refuse to start when the CLI is not installed."""
-        self._folder = ctx.folder
-        if resolve_binary(self.executable, agent_env(ctx).get("PATH")) is None:
+    def preflight(self, challenge: Challenge) -> None:
+        """Refuse a CLI that is not installed here."""
+        if resolve_binary(self.executable) is None:
             raise AgentUnavailable(
                 f"{self.preset}: {self.executable!r} is not installed (not found on PATH); "
-                f"install {self.title} or pass --agent-option binary=/path/to/{self.binary}"
+                f"install {self.title} or pass --agent-option binary=/path/to/{self.binary} "
+                "(`changeup agents` lists the presets and where each is found)"
             )
+
+    async def start(self, ctx: AgentContext) -> None:
+        """Remember the agent folder, where the CLI's history and transcripts are kept."""
+        self._folder = ctx.folder
 
     def prompt_for(self, messages: list[Message]) -> str:
         """The new messages, after the earlier ones when the conversation cannot be continued."""

@@ -22,6 +22,7 @@ from pathlib import Path
 import anyio
 
 from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, TurnAgent
+from orchestrator.challenge import Challenge
 from orchestrator.grading.git import GitError, git_sync
 from triggers import AgentOutput
 from triggers.globs import compile_glob
@@ -46,10 +47,17 @@ class ScriptedAgent(TurnAgent):
         self.variant = variant
         self.name = f"scripted:{variant}"
 
-    async def start(self, ctx: AgentContext) -> None:
-        """Refuse a variant the challenge does not have."""
-        if not (ctx.challenge.root / "solutions" / self.variant).is_dir():
-            raise AgentUnavailable(f"{ctx.challenge.id} has no solutions/{self.variant}/")
+    def preflight(self, challenge: Challenge) -> None:
+        """Refuse a variant the challenge does not have, naming those it has."""
+        if (challenge.root / "solutions" / self.variant).is_dir():
+            return
+        broken = challenge.root / "solutions" / "broken"
+        names = sorted(p.name for p in broken.iterdir() if p.is_dir()) if broken.is_dir() else []
+        has = ", ".join(f"scripted:broken/{name}" for name in names) or "none"
+        raise AgentUnavailable(
+            f"{challenge.root / 'solutions' / self.variant} does not exist: {challenge.id} has no "
+            f"variant {self.variant!r}; use scripted (the reference) or a broken variant ({has})"
+        )
 
     def rewrite(self, workspace: Path) -> None:
         """What happens to the workspace after a solution folder is applied (nothing, here)."""

@@ -1,9 +1,10 @@
 """Agents driven through a shell command: ``command:CMD`` and ``process:CMD``.
 
-``command:CMD`` runs ``sh -c CMD`` in the workspace once per turn: the message is on its
-standard input and in the file named by ``$CHANGEUP_MESSAGE_FILE``; the turn ends when the
+``command:CMD`` runs ``sh -c CMD`` in the workspace once per turn: the turn's messages are on
+its standard input and in the file named by ``$CHANGEUP_MESSAGE_FILE``; the turn ends when the
 command exits. This is how one-shot CLIs are driven (``claude -p``, ``codex exec``,
-``aider --message``).
+``aider --message``). A program given as a relative path (``./my-agent.sh``) is found from the
+folder changeup was started in, not from the workspace the command runs in.
 
 A :class:`CommandAgent` may also be given an argument list, run without a shell; its hooks
 (``prompt_for``, ``command_for``, ``stdin_for``, ``env_for``, ``begin_turn``, ``end_turn``) let
@@ -36,6 +37,7 @@ from orchestrator.agents.base import (
     message_text,
 )
 from orchestrator.agents.redaction import RedactedStream, Redactor
+from orchestrator.challenge import Challenge
 from orchestrator.grading.processes import run_process_group, stop
 from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
 
@@ -74,14 +76,60 @@ def command_programs(command: str) -> list[str]:
     return [*words[:1], *files]
 
 
-class CommandAgent(TurnAgent):
-    """Runs a command once per turn, with the message on stdin and in a file.
+def anchored(command: str, here: Path) -> str:
+    """``command`` with its program, if written as a relative path to a file that exists from
+    ``here`` (the folder changeup was started in), made absolute: the command runs in the
+    workspace, where ``./my-agent.sh`` would not be found. Anything else stays as written."""
+    program = _program(command)
+    stripped = command.lstrip()
+    if program is None or os.path.isabs(program) or not stripped.startswith(program):
+        return command  # no path, or a quoted one: left as written
+    if not (here / program).is_file():
+        return command
+    return shlex.quote(str((here / program).resolve())) + stripped[len(program) :]
 
-    ``command`` is a shell command line (run with ``sh -c``) or an argument list (run as is).
+
+def check_program(command: str, challenge: Challenge) -> None:
+    """Refuse a command whose program is a path to no runnable file, saying what to do."""
+    program = _program(command)
+    if program is None:
+        return
+    path = Path(program)
+    if not path.is_absolute() and (challenge.workspace / path).is_file():
+        return  # a program of the challenge's own workspace, which the command runs in
+    if not path.is_file():
+        raise AgentUnavailable(
+            f"no such file {program!r}: a relative path is looked up from {Path.cwd()} (where "
+            "changeup was started), and the command runs in the run's workspace; "
+            "give the program's path from here, or an absolute one"
+        )
+    if not os.access(path, os.X_OK):
+        raise AgentUnavailable(
+            f"{program} is not executable: `chmod +x {program}`, or name its interpreter "
+            f"(command:sh {program}, command:python3 {program})"
+        )
+
+
+def _program(command: str) -> str | None:
+    """The program of a shell command line when it is given as a path (None: a name, or none)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[0] if words and "/" in words[0] else None
+
+
+class CommandAgent(TurnAgent):
+    """Runs a command once per turn, with the turn's messages on stdin and in a file.
+
+    ``command`` is a shell command line (run with ``sh -c``; its program anchored, see
+    :func:`anchored`) or an argument list (run as is).
     """
 
     def __init__(self, command: str | Sequence[str]) -> None:
-        self.command: str | list[str] = command if isinstance(command, str) else list(command)
+        self.command: str | list[str] = (
+            anchored(command, Path.cwd()) if isinstance(command, str) else list(command)
+        )
         shown = command if isinstance(command, str) else shlex.join(command)
         self.name = f"command:{shown}"
         self._turns = 0
@@ -108,6 +156,11 @@ class CommandAgent(TurnAgent):
     def programs(self) -> list[str]:
         """The program of the command line."""
         return command_programs(self.command) if isinstance(self.command, str) else self.command[:1]
+
+    def preflight(self, challenge: Challenge) -> None:
+        """Refuse a shell command whose program is a path to no runnable file."""
+        if isinstance(self.command, str):
+            check_program(self.command, challenge)
 
     def begin_turn(self, ctx: AgentContext) -> Callable[[str], None]:
         """Called as the turn starts; returns what receives the command's output.
@@ -175,13 +228,17 @@ class ProcessAgent:
     home_files: tuple[str, ...] = ()
 
     def __init__(self, command: str) -> None:
-        self.command = command
+        self.command = anchored(command, Path.cwd())
         self.name = f"process:{command}"
         self._turn_done = anyio.Event()
 
     def programs(self) -> list[str]:
         """The program of the command line."""
         return command_programs(self.command)
+
+    def preflight(self, challenge: Challenge) -> None:
+        """Refuse a command whose program is a path to no runnable file."""
+        check_program(self.command, challenge)
 
     async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
         """Start the process, feed it messages, and report its turns and its exit."""
@@ -201,9 +258,10 @@ class ProcessAgent:
                 while True:
                     messages = await mailbox.take_all()
                     self._turn_done = anyio.Event()
-                    await self._send(process, messages)
+                    # Recorded before they are sent: an exit they cause comes after, in this turn.
                     for message in messages:
                         ctx.emit(MessageDelivered(0.0, message.trigger))
+                    await self._send(process, messages)
                     await self._turn_done.wait()
                     ctx.emit(AgentTurnEnded(0.0))
         finally:

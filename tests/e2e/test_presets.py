@@ -175,7 +175,7 @@ def test_a_drifted_command_line_is_refused_and_fails_the_run(tmp_path: Path) -> 
     done, _, report, calls = run_preset(tmp_path, "codex", "flags=--oss")
     assert calls[0]["refused"].startswith("arguments")
     assert done.returncode == 1
-    assert "the agent exited with 64" in done.stderr
+    assert "the agent failed: in turn 1 it exited with 64" in done.stderr
     assert not report["score"]["full_success"]
 
 
@@ -280,18 +280,6 @@ def test_changeup_agents_lists_presets_installed_and_versions(tmp_path: Path) ->
     assert "codex-cli 0.46.0" in table.stdout
     bare = changeup("agents", "--json", env={**os.environ, "PATH": "/nonexistent"})
     assert not any(row["installed"] for row in json.loads(bare.stdout))
-
-
-def test_a_missing_cli_makes_the_run_invalid(tmp_path: Path) -> None:
-    """Not installed: an environment failure, not a zero for the agent."""
-    env = {**standin_env(tmp_path / "state"), "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin"}
-    done = changeup(
-        "run", str(EXPORT_TIME), "--agent", "gemini-cli", "--out", str(tmp_path / "runs"), env=env
-    )
-    assert done.returncode == 1
-    assert "'gemini' is not installed" in done.stderr
-    report = json.loads(next((tmp_path / "runs").iterdir()).joinpath("report.json").read_text())
-    assert report["run"]["status"] == "invalid"
 
 
 def test_an_interrupting_message_ends_the_turn_and_the_session_continues(

@@ -1,0 +1,190 @@
+"""``changeup run``'s exit statuses, each end to end: the one table of ``orchestrator/exits.py``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from orchestrator.exits import EXIT_TABLE, Exit
+from tests.challenges import without_deadline
+from tests.e2e.test_run import REPO, changeup, run
+
+pytestmark = pytest.mark.slow
+
+NORMALIZE_TAGS = REPO / "challenges" / "normalize-tags"
+
+
+def untimed(tmp_path: Path) -> Path:
+    """normalize-tags without its deadline trigger: an agent that leaves phase 1 failing ends
+    the session at once instead of getting the deadline's message."""
+    return without_deadline(NORMALIZE_TAGS, tmp_path / "normalize-tags")
+
+
+def test_run_help_shows_the_exit_table() -> None:
+    """``run --help`` lists every exit status of the table."""
+    done = changeup("run", "--help", cwd=REPO)
+    assert done.returncode == Exit.OK
+    shown = " ".join(done.stdout.split())
+    assert " ".join(EXIT_TABLE.split()) in shown
+    assert {int(line.split()[0]) for line in EXIT_TABLE.splitlines() if line[:1].isdigit()} == set(Exit)
+
+
+def test_a_clean_run_exits_0_whatever_the_score(tmp_path: Path) -> None:
+    """An agent that does nothing scores nothing, yet the run ran and was graded: exit 0."""
+    done, _, report = run(untimed(tmp_path), "command:echo nothing to do", tmp_path / "runs")
+    assert done.returncode == Exit.OK, done.stderr
+    assert report["score"]["total"] == 0.0
+
+
+def test_an_agent_turn_that_exits_non_zero_exits_1_and_says_so(tmp_path: Path) -> None:
+    """A command: agent exiting 3 fails the run, and stderr says which turn and how."""
+    done, _, report = run(untimed(tmp_path), "command:exit 3", tmp_path / "runs")
+    assert done.returncode == Exit.FAILED
+    assert "error: the agent failed: in turn 1 it exited with 3" in done.stderr
+    assert report["turns"][0]["exit_code"] == 3
+
+
+def test_a_process_agent_that_crashes_exits_1(tmp_path: Path) -> None:
+    """A process: agent that dies on its first message (exit 5) fails the run; before, it exited 0."""
+    done, _, report = run(untimed(tmp_path), "process:read line; exit 5", tmp_path / "runs")
+    assert done.returncode == Exit.FAILED, done.stderr
+    assert "error: the agent failed: in turn 1 its process exited with 5" in done.stderr
+    assert report["run"]["end_reason"] == "agent_exited"
+
+
+def test_an_invalid_run_exits_1(tmp_path: Path) -> None:
+    """An agent command that is not found on its first turn: the run is invalid, exit 1."""
+    done, _, report = run(untimed(tmp_path), "command:no-such-agent-binary", tmp_path / "runs")
+    assert done.returncode == Exit.FAILED
+    assert "error: the run is invalid: agent command not found" in done.stderr
+    assert report["run"]["status"] == "invalid"
+
+
+def _not_a_challenge(tmp_path: Path) -> list[str]:
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "challenge.yaml").write_text("challenge: [not, a, mapping\n")
+    return ["run", str(tmp_path / "broken")]
+
+
+def _out_is_a_run_folder(tmp_path: Path) -> list[str]:
+    earlier = tmp_path / "runs" / "normalize-tags-20260101-000000-scripted"
+    earlier.mkdir(parents=True)
+    (earlier / "events.jsonl").write_text("")
+    return ["run", str(NORMALIZE_TAGS), "--out", str(earlier)]
+
+
+#: Bad input, each with what the message must tell the person (exit 2, nothing made).
+BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "missing challenge": (lambda tmp: ["run", str(tmp / "nope")], "no such challenge folder: "),
+    "invalid challenge": (_not_a_challenge, "is not a valid challenge"),
+    "unknown agent": (lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "robot"], "command:CMD"),
+    "preset not installed": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "gemini-cli"],
+        "'gemini' is not installed (not found on PATH); install Gemini CLI or pass --agent-option binary=",
+    ),
+    "unknown broken variant": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "scripted:broken/nope"],
+        "has no variant 'broken/nope'; use scripted (the reference) or a broken variant (scripted:broken/",
+    ),
+    "missing agent script": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "command:./my-agent.sh"],
+        "no such file './my-agent.sh': a relative path is looked up from",
+    ),
+    "out is a run folder": (_out_is_a_run_folder, "is a run folder (it holds events.jsonl)"),
+    "negative debounce": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--debounce", "-1"],
+        "Invalid value for '--debounce'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input_exits_2_and_makes_nothing(tmp_path: Path, case: str) -> None:
+    """Bad input is refused at once: exit 2, a message saying what to do, no run folder."""
+    arguments, says = BAD_INPUT[case]
+    command = arguments(tmp_path)
+    if "--out" not in command:
+        command += ["--out", str(tmp_path / "runs")]
+    before = sorted(tmp_path.rglob("*"))
+    path = os.path.dirname(sys.executable) + ":/usr/bin:/bin"  # no agent CLI on it
+    # From tmp_path (relative paths are looked up there), running this checkout's changeup.
+    done = changeup(*command, "--quiet", cwd=tmp_path, env={"PATH": path, "PYTHONPATH": str(REPO)})
+    assert done.returncode == Exit.BAD_INPUT, done.stderr
+    assert says in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_ctrl_c_exits_130_and_keeps_what_happened(tmp_path: Path) -> None:
+    """SIGINT during a turn: exit 130, and the run folder holds the log and a report."""
+    out = tmp_path / "runs"
+    command = [sys.executable, "-m", "orchestrator", "run", str(NORMALIZE_TAGS), "--quiet"]
+    # The agent marks that its turn began, then works until it is stopped.
+    agent = "command:touch turn-started; exec sleep 600"
+    with subprocess.Popen(
+        [*command, "--agent", agent, "--out", str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            while not list(out.glob("*/workspace/turn-started")):
+                assert process.poll() is None, process.communicate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=0.1)  # a pause between looks; the loop waits for the file
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            process.kill()
+    assert process.returncode == Exit.INTERRUPTED, stderr
+    assert "interrupted; what happened so far is in" in stderr
+    folder = next(out.iterdir())
+    assert (folder / "report.json").is_file()
+
+
+def test_a_grader_that_cannot_run_makes_the_run_invalid_never_a_zero(tmp_path: Path) -> None:
+    """Hidden tests whose conftest breaks (pytest exits 4, before any test): the run is invalid,
+    with the reason, exit 1, and no score, not a 0 for the agent."""
+    root = untimed(tmp_path)
+    (root / "tests" / "phase1" / "conftest.py").write_text('raise RuntimeError("the grader is broken")\n')
+    done, _, report = run(root, "scripted", tmp_path / "runs")
+    assert done.returncode == Exit.FAILED
+    assert "error: the run is invalid: " in done.stderr
+    assert report["run"]["status"] == "invalid"
+    assert "the grader is broken" in report["run"]["detail"]
+    assert report["score"]["total"] is None
+
+
+def test_a_harness_that_cannot_start_is_an_invalid_grading(tmp_path: Path) -> None:
+    """A grading environment without pytest: the harness cannot start, so the run is invalid
+    (the grader's failure, said with its reason), and every verdict is void."""
+    import anyio
+
+    from orchestrator.grading.environments import Environment
+    from orchestrator.grading.testrun import PytestRunner
+    from orchestrator.loader import load_challenge
+    from orchestrator.workspace import Workspace
+
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    challenge = load_challenge(NORMALIZE_TAGS)
+    workspace = Workspace.create(challenge.workspace, tmp_path / "workspace", tmp_path / "shadow.git")
+    runner = PytestRunner(challenge, workspace, tmp_path / "scratch", environment=Environment(bare))
+
+    async def grade() -> tuple[str, str, int]:
+        result = await runner.run(await workspace.snapshot(), ["phase1"])
+        return result.status, result.detail, result.phases[0].passed
+
+    status, detail, passed = anyio.run(grade)
+    assert status == "invalid"
+    assert "the grader could not start" in detail
+    assert "No module named 'pytest'" in detail
+    assert passed == 0
