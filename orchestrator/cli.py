@@ -21,22 +21,45 @@ from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
 from orchestrator.eventlog import EventLogError, LogContents, read_log
+from orchestrator.exits import EXIT_TABLE, BadInput, Exit, failures
 from orchestrator.grading.agent_sandbox import Share
 from orchestrator.grading.environments import EnvironmentFailure
 from orchestrator.judge import JudgeSpecError, parse_judge
-from orchestrator.loader import ChallengeError, load_challenge, validate
-from orchestrator.render import clock, print_summary
+from orchestrator.loader import ChallengeError, challenge_warnings, load_challenge
+from orchestrator.render import clock, print_outcome, print_summary
 from orchestrator.replay import replay_records
+from orchestrator.report import build_report, finished, messages
+from orchestrator.rescore import RescoreError, rescore_progress
 from orchestrator.rescore import rescore as rescore_run
-from orchestrator.runs import RunFolder, open_run, run_challenge, write_reports
+from orchestrator.runs import RunFolder, RunRefused, open_run, run_challenge, write_reports
 from orchestrator.scaffold import SCAFFOLDS, ScaffoldError, scaffold
 from orchestrator.session import SessionView
 from orchestrator.timeline import describe, lines, play
+from triggers import EVENT_KINDS
 
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Commands(click.Group):
+    """A group that lists each command with the whole first sentence of its help (click would
+    cut it to the width with "...")."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands, each with its first sentence."""
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [(name, c.get_short_help_str(_UNBOUNDED)) for name, c in commands if c and not c.hidden]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+#: A width nothing reaches: piped output is never cut or folded to fit.
+_UNBOUNDED = 10_000
+
+
+@click.group(
+    cls=_Commands,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="changeup")
 def cli() -> None:
     """Evolving challenges for coding agents.
@@ -62,8 +85,10 @@ def cli() -> None:
 def validate_command(paths: tuple[Path, ...]) -> None:
     """Check challenge folders (or their challenge.yaml) and list every problem.
 
-    Each problem is printed as FILE:LINE:COLUMN: MESSAGE. Exits 0 when every challenge is
-    valid, 1 otherwise.
+    Each problem is printed as FILE:LINE:COLUMN: MESSAGE, and each valid challenge as an
+    "ok" line followed by its warnings (FILE:LINE:COLUMN: warning: MESSAGE), such as a
+    missing reference solution. Exits 0 when every challenge is valid, warnings or not;
+    1 otherwise.
 
     \b
     Example:
@@ -71,18 +96,19 @@ def validate_command(paths: tuple[Path, ...]) -> None:
     """
     failed = 0
     for path in paths:
-        problems = validate(path)
-        if problems:
+        try:
+            challenge = load_challenge(path)
+        except ChallengeError as error:
             failed += 1
-            for problem in problems:
+            for problem in error.problems:
                 click.echo(str(problem))
             continue
-        challenge = load_challenge(path)
         click.echo(
             f"ok {path}: {challenge.id}, {len(challenge.phases)} phases, "
-            f"{len(challenge.spec.triggers)} triggers",
-            err=True,
+            f"{len(challenge.spec.triggers)} triggers"
         )
+        for warning in challenge_warnings(challenge, path):
+            click.echo(str(warning))
     if failed:
         click.echo(f"{failed} of {len(paths)} challenges have problems", err=True)
         sys.exit(1)
@@ -145,8 +171,17 @@ class _StatusLine:
         )
 
 
-@cli.command("run")
-@click.argument("challenge_path", metavar="CHALLENGE", type=click.Path(path_type=Path))
+def _challenge_folder(_: click.Context, __: click.Parameter, path: Path) -> Path:
+    """A CHALLENGE argument that names something (what it holds, the loader checks)."""
+    if not path.exists():
+        raise click.BadParameter(f"no such challenge folder: {path}")
+    return path
+
+
+@cli.command("run", epilog="\b\nExit status:\n" + EXIT_TABLE)
+@click.argument(
+    "challenge_path", metavar="CHALLENGE", type=click.Path(path_type=Path), callback=_challenge_folder
+)
 @click.option(
     "--agent",
     "agent_spec",
@@ -170,10 +205,10 @@ class _StatusLine:
 )
 @click.option(
     "--debounce",
-    type=float,
+    type=click.FloatRange(min=0),
     default=0.3,
     show_default=True,
-    help="Longest a burst of file changes is gathered into one batch, in seconds.",
+    help="Longest a burst of file changes is gathered into one batch, in seconds (0 or more).",
 )
 @click.option(
     "--judge",
@@ -199,7 +234,12 @@ class _StatusLine:
     help="Whether the agent keeps the network (agents call their model); 'none' cuts it.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No live status line.")
-@click.option("--verbose", "-v", is_flag=True, help="Show every diagnostic event.")
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Show every diagnostic event, not only warnings and errors (CHANGEUP_LOG=json: as JSON lines).",
+)
 def run_command(
     challenge_path: Path,
     agent_spec: str,
@@ -215,8 +255,8 @@ def run_command(
     """Run CHALLENGE once with an agent and write its run folder.
 
     The run folder (under --out) holds events.jsonl, the workspace, the snapshots, and
-    report.json/report.md. Exit status: 0 when the session ran to its end and was graded;
-    1 when the run is invalid, crashed or could not be graded cleanly; 2 for bad input.
+    report.json/report.md/report.html. Nothing is made when the input is bad: the challenge,
+    the agent (installed? its script there?) and --out are checked first.
 
     \b
     Examples:
@@ -234,7 +274,7 @@ def run_command(
     except JudgeSpecError as error:
         raise click.BadParameter(str(error), param_hint="--judge") from None
     except ChallengeError as error:
-        raise click.ClickException(f"{challenge_path} is not a valid challenge:\n{error}") from None
+        raise BadInput(f"{challenge_path} is not a valid challenge:\n{error}") from None
     except AgentSpecError as error:
         raise click.BadParameter(str(error), param_hint="--agent") from None
     console = Console(stderr=True)
@@ -245,7 +285,7 @@ def run_command(
     try:
         if show:
             live.start()
-        folder, outcome, report = anyio.run(
+        folder, _, report = anyio.run(
             lambda: run_challenge(
                 challenge,
                 agent,
@@ -258,32 +298,27 @@ def run_command(
                 network=agent_network == "on",
             )
         )
+    except RunRefused as error:
+        raise BadInput(str(error)) from None
     except KeyboardInterrupt:
         live.stop()
         if folders:
             write_reports(challenge, folders[0])
             console.print(f"interrupted; what happened so far is in {folders[0].path}")
-        sys.exit(130)
+        sys.exit(Exit.INTERRUPTED)
     finally:
         live.stop()
     print_summary(report, Console())
     click.echo(f"run folder: {folder.path}")
     click.echo(f"report:     {folder.path / 'report.md'}")
-    problems = []
-    if outcome.status != "completed":
-        problems.append(
-            f"the run is {outcome.status}: {outcome.detail.splitlines()[-1] if outcome.detail else ''}"
-        )
-    elif outcome.final is None or outcome.final.status != "ok":
-        detail = outcome.final.detail if outcome.final else "no final grading"
-        problems.append(f"the final grading is not clean: {detail}")
-    crashed_turns = [code for code in report["activity"]["exit_codes"] if code not in (0, None)]
-    if crashed_turns:
-        codes = ", ".join(map(str, crashed_turns))
-        problems.append(f"the agent exited with {codes} (its output is in {folder.log})")
+    click.echo(f"html:       {folder.path / 'report.html'}")
+    click.echo(f"next:       changeup show {folder.path}   or open {folder.path / 'report.html'}")
+    problems = failures(report)
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
-    sys.exit(1 if problems else 0)
+    if problems:
+        click.echo(f"what happened, the agent's output included, is in {folder.log}", err=True)
+    sys.exit(Exit.FAILED if problems else Exit.OK)
 
 
 def _share(spec: str) -> Share:
@@ -327,7 +362,16 @@ def agents_command(as_json: bool) -> None:
             escape(row["path"]) if row["installed"] else "[red]no[/]",
             row["version"] or ("unknown" if row["installed"] else "—"),
         )
-    Console().print(table)
+    _stdout().print(table)
+
+
+def _stdout() -> Console:
+    """Standard output for tables and long lines: on a terminal, tables fit its width and it
+    wraps long lines itself (soft_wrap); piped, nothing is folded or cut at 80 columns."""
+    console = Console(soft_wrap=True, highlight=False)
+    if not console.is_terminal:
+        console.width = _UNBOUNDED
+    return console
 
 
 @cli.command("calibrate")
@@ -356,22 +400,22 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     Example:
       changeup calibrate challenges/*
     """
-    configure(json_output=False)
+    configure()
     challenges = []
     for path in paths:
         try:
             challenges.append(load_challenge(path))
         except ChallengeError as error:
-            raise click.ClickException(f"{path} is not a valid challenge:\n{error}") from None
+            raise BadInput(f"{path} is not a valid challenge:\n{error}") from None
     try:
         judge = parse_judge(judge_spec)
     except JudgeSpecError as error:
         raise click.BadParameter(str(error), param_hint="--judge") from None
-    console = Console()
+    console = _stdout()
 
     def progress(check: Check) -> None:
         mark = "[green]ok[/]" if check.ok else "[red]MISS[/]"
-        console.print(f"{mark} {check.challenge} {check.run}: {check.got}", highlight=False)
+        console.print(f"{mark} {escape(f'{check.challenge} {check.run}: {check.got}')}")
 
     checks = anyio.run(
         lambda: calibrate(challenges, out, trials=trials, jobs=jobs, judge=judge, on_check=progress)
@@ -391,21 +435,38 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     console.print(table)
     misses = [c for c in checks if not c.ok]
     console.print(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}")
-    sys.exit(1 if misses else 0)
+    sys.exit(Exit.FAILED if misses else Exit.OK)
+
+
+def _opened(run: Path) -> tuple[RunFolder, LogContents]:
+    """A run folder and its log: a path that is no run folder is bad input, a damaged log a failure."""
+    try:
+        folder = open_run(run)
+    except EventLogError as error:
+        raise BadInput(str(error)) from None
+    try:
+        return folder, read_log(folder.log)
+    except EventLogError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _recorded(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogContents, Challenge]:
-    """A run folder's log and the challenge to read it against (as recorded, or another version)."""
-    folder = open_run(run)
-    try:
-        contents = read_log(folder.log)
-    except EventLogError as error:
-        raise click.ClickException(str(error)) from None
+    """A run folder's log and the challenge to read it against (as recorded, or another version).
+
+    A challenge whose id is not the run's is refused (exit 2).
+    """
+    folder, contents = _opened(run)
     path = challenge_path or Path(str(contents.header.get("challenge_path", "")))
     try:
         challenge = load_challenge(path)
     except ChallengeError as error:
-        raise click.ClickException(f"cannot load the challenge {path}:\n{error}") from None
+        raise BadInput(f"cannot load the challenge {path}:\n{error}") from None
+    recorded = contents.header.get("challenge")
+    if challenge.id != recorded:
+        raise BadInput(
+            f"{challenge.root} is the challenge '{challenge.id}', but the run {folder.path.name} is of "
+            f"'{recorded}'; give --challenge a version of '{recorded}'"
+        )
     if contents.torn:
         click.echo("warning: the log's last line is torn (the run was interrupted); it is left out", err=True)
     if challenge.digest != contents.header.get("challenge_sha256"):
@@ -441,7 +502,9 @@ def replay_command(
     RUN is a run folder (or its events.jsonl). Every recorded event is fed to the current
     engine; its decisions (triggers pending and fired, phases unlocked, messages queued,
     tests requested, the session's end) must equal the recorded ones. Exits 0 when they
-    agree, 1 at the first divergence, which is shown with the events around it.
+    agree, 1 at the first divergence, which is shown with the events around it (1 too for a
+    damaged log, named by line and field, or one with nothing to replay), 2 when --challenge
+    is another challenge than the run's.
 
     With --rescore, no decision is re-made: the hidden tests of the challenge as it is now
     (or of --challenge, another version) re-test every snapshot the run recorded, with no
@@ -454,6 +517,13 @@ def replay_command(
       changeup replay runs/export-time-... --rescore --challenge ../export-time-v2
     """
     folder, contents, challenge = _recorded(run, challenge_path)
+    if not any(r["kind"] in EVENT_KINDS for r in contents.records):
+        what = (
+            f"{len(contents.records)} record(s), none of them an engine event"
+            if contents.records
+            else "only its header"
+        )
+        raise click.ClickException(f"{folder.log}: nothing to replay: the log has {what}")
     console = Console(highlight=False)
     if rescore:
         try:
@@ -461,8 +531,9 @@ def replay_command(
         except JudgeSpecError as error:
             raise click.BadParameter(str(error), param_hint="--judge") from None
         try:
-            rescored = anyio.run(lambda: rescore_run(challenge, folder, contents, judge))
-        except EnvironmentFailure as error:
+            with rescore_progress(Console(stderr=True, highlight=False)) as progress:
+                rescored = anyio.run(lambda: rescore_run(challenge, folder, contents, judge, progress))
+        except (EnvironmentFailure, RescoreError) as error:
             raise click.ClickException(str(error)) from None
         console.print(f"re-tested {rescored.runs} snapshot(s) with {challenge.root}")
         for change in rescored.changes or ["no verdict changed"]:
@@ -502,37 +573,103 @@ def replay_command(
 @cli.command("show")
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--follow", "-f", is_flag=True, help="Keep showing new records of a live run until it ends.")
-@click.option("--all", "verbose", is_flag=True, help="Also show agent output, clock ticks and test requests.")
-def show_command(run: Path, follow: bool, verbose: bool) -> None:
+@click.option(
+    "--all",
+    "verbose",
+    is_flag=True,
+    help="Also show agent output, clock ticks and test requests, and every text in full.",
+)
+@click.option(
+    "--message",
+    "message",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Print only the full text of message N (messages are numbered ✉ #1, #2, … in the timeline).",
+)
+def show_command(run: Path, follow: bool, verbose: bool, message: int | None) -> None:
     """The timeline of a run: messages, triggers and their causes, test runs, commits, turns.
 
+    Once the run has ended, the score, the failing checks and how the score was computed
+    follow. A message's text is cut at its first line (marked …): --all prints every text
+    in full, --message N one message. Times are mm:ss.hh since the session started.
+
     \b
-    Example:
+    Examples:
       changeup show runs/export-time-20261129-101500-scripted-reference
+      changeup show runs/<run> --message 2
       changeup show runs/<live run> --follow
     """
-    folder = open_run(run)
+    folder, contents = _opened(run)
     console = Console(highlight=False)
+    if message is not None:
+        queued = messages(contents.records)
+        if message > len(queued):
+            raise click.BadParameter(
+                f"the run has {len(queued)} message(s), numbered from 1", param_hint="--message"
+            )
+        picked = queued[message - 1]
+        console.print(
+            f"#{message} {picked['trigger']} ({picked['kind']}), queued {clock(picked['queued_at'])}:"
+        )
+        console.print(escape(picked["text"].rstrip()))
+        return
+    header = contents.header
+    console.print(
+        f"[bold]{escape(str(header.get('challenge')))}[/] with [bold]{escape(str(header.get('agent')))}[/], "
+        f"started {header.get('started_at')}"
+    )
     seen = 0
+    counted: dict[str, int] = {}
     while True:
+        fresh = contents.records[seen:]
+        seen = len(contents.records)
+        for _, style, text in lines(fresh, verbose=verbose, counted=counted):
+            console.print(escape(text), style=style)
+        done = finished(contents.records)
+        live = folder.live()
+        if done or live is False or not follow:
+            break
+        time.sleep(0.5)  # a person is watching: twice a second is fresh enough
         try:
             contents = read_log(folder.log)
         except EventLogError as error:
             raise click.ClickException(str(error)) from None
-        if seen == 0:
-            header = contents.header
-            console.print(
-                f"[bold]{header.get('challenge')}[/] with [bold]{header.get('agent')}[/], "
-                f"started {header.get('started_at')}"
-            )
-        fresh = contents.records[seen:]
-        seen = len(contents.records)
-        for _, style, text in lines(fresh, verbose=verbose):
-            console.print(text, style=style)
-        finished = any(r["kind"] in ("session.graded", "session.aborted", "session.scored") for r in fresh)
-        if not follow or finished:
-            return
-        time.sleep(0.5)
+    if not done and live is None:
+        console.print("the log has not ended, and no pid was recorded to tell whether the run is live")
+        return
+    if not done and live:
+        console.print(f"the run is live (process {folder.pid}); --follow shows it as it goes", style="bold")
+        return
+    if not done:
+        console.print(f"the run is not live (its process {folder.pid} is gone); showing what was recorded")
+    path = Path(str(header.get("challenge_path", "")))
+    try:  # the score and failing checks, rebuilt from the log as report.json is
+        report = build_report(load_challenge(path), contents)
+    except ChallengeError:
+        console.print(f"no score shown: the challenge the run used ({path}) cannot be loaded")
+        return
+    print_outcome(report, console)
+
+
+@cli.command("report")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option(
+    "--challenge", "challenge_path", type=click.Path(path_type=Path), help="Another version of the challenge."
+)
+def report_command(run: Path, challenge_path: Path | None) -> None:
+    """Rebuild a run's report.json, report.md and report.html from its events.jsonl.
+
+    RUN is a run folder (or its events.jsonl). The reports are derived from the log and the
+    challenge it recorded (or --challenge); the paths written are printed.
+
+    \b
+    Example:
+      changeup report runs/export-time-20261129-101500-scripted-reference
+    """
+    folder, _, challenge = _recorded(run, challenge_path)
+    write_reports(challenge, folder)
+    for name in ("report.json", "report.md", "report.html"):
+        click.echo(folder.path / name)
 
 
 def main() -> None:

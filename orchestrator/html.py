@@ -11,7 +11,19 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from orchestrator.render import clock, percent
+from orchestrator.render import (
+    cause,
+    clock,
+    failing_checks,
+    percent,
+    points,
+    ran,
+    rescore_line,
+    scope_line,
+    score_formula,
+    tests_cell,
+    weight,
+)
 
 __all__ = ["report_html"]
 
@@ -30,7 +42,11 @@ th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: ta
 tr.critical td { background: #fde8e8; font-weight: 600; }
 code { background: #f3f3f3; padding: 0 .25rem; border-radius: 3px; }
 svg text { font: 11px system-ui, sans-serif; } .lit { stroke-width: 3; opacity: 1; }
-.meta { color: #666; }
+.meta { color: #666; } .rescore { background: #e8f0fe; color: #1a3e8a; }
+.legend { display: flex; flex-wrap: wrap; gap: 1.2rem; color: #444; font-size: 12px; margin: .3rem 0; }
+.legend svg { vertical-align: middle; margin-right: .3rem; }
+details { margin: .4rem 0; } summary { cursor: pointer; }
+pre.message { white-space: pre-wrap; background: #f8f8f8; padding: .6rem; border-radius: 4px; }
 """
 
 SCRIPT = """
@@ -53,26 +69,49 @@ def report_html(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
     score = report["score"]
     title = run["challenge"]["title"] or run["challenge"]["id"]
     headline, mood = _headline(report)
+    rescore = rescore_line(report)
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_e(title)} — changeup report</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
+        f'<p class="headline rescore" id="rescore">{_e(rescore)}</p>' if rescore else "",
         f'<p class="meta">challenge <code>{_e(run["challenge"]["id"])}</code> · agent <code>{_e(run["agent"])}</code>'
-        f" · started {_e(run['started_at'])} · ran {clock(run['elapsed'])} · ended "
+        f" · started {_e(run['started_at'])} · ran {_e(ran(run))} · ended "
         f"{_e(run['end_reason'] or run['status'])}</p>",
         f'<p class="headline {mood}">{_e(headline)}</p>',
-        f"<p>Changed requirement (latest phase): {_ratio(score['changed'])} · "
-        f"preserved behaviour: {_ratio(score['preserved'])}</p>",
-        "<h2>Timeline</h2>",
-        _timeline(report, records),
-        _phases(report),
     ]
+    if run["status"] == "invalid":
+        parts.append(f'<p id="invalid">Invalid because: {_e(run["detail"].strip())}</p>')
+    else:
+        parts.append(
+            f"<p>Changed requirement (latest phase): {_ratio(score['changed'])} · "
+            f"preserved behaviour: {_ratio(score['preserved'])}</p>"
+        )
+    if score["total"] is not None:
+        parts.append(_score(report))
+    parts += ["<h2>Timeline</h2>", _timeline(report, records), LEGEND, _phases(report)]
     if report.get("rubric"):
         parts.append(_rubric(report["rubric"]))
-    parts += [_triggers(report), _failing(report), f"<script>{SCRIPT}</script>", "</body></html>"]
-    return "\n".join(parts)
+    parts += [_triggers(report), _messages(report), _failing(report), _scope(report), _superseded(report)]
+    parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
+    return "\n".join(part for part in parts if part)
+
+
+LEGEND = (
+    '<div class="legend" id="legend">'
+    '<span><svg width="22" height="12"><rect width="22" height="12" fill="#4c78a8" fill-opacity="0.15"/></svg>'
+    "a phase, from the moment it unlocked</span>"
+    '<span><svg width="22" height="12"><polyline points="0,11 8,11 8,2 22,2" fill="none" stroke="#4c78a8" '
+    'stroke-width="2"/></svg>share of its tests passing (bottom of the band 0%, top 100%)</span>'
+    '<span><svg width="12" height="12"><line x1="6" y1="0" x2="6" y2="12" stroke="#d62728" '
+    'stroke-dasharray="4 3"/></svg>a trigger fired</span>'
+    '<span><svg width="12" height="12"><circle cx="6" cy="6" r="4" fill="#9467bd"/></svg>'
+    "a message delivered to the agent</span>"
+    "<span>Across: time since the session started (mm:ss).</span>"
+    "</div>"
+)
 
 
 def _headline(report: dict[str, Any]) -> tuple[str, str]:
@@ -135,7 +174,7 @@ def _timeline(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
                 f'<g class="trigger" data-trigger="{_e(record["trigger"])}"><line x1="{at:.1f}" y1="{TOP - 8}" '
                 f'x2="{at:.1f}" y2="{bottom}" stroke="#d62728" stroke-dasharray="4 3" opacity="0.8"/>'
                 f'<text x="{at + 3:.1f}" y="{TOP - 12}" fill="#d62728">⚡ {_e(record["trigger"])}</text>'
-                f"<title>{_e(record['trigger'])} fired at {clock(record['t'])}: {_e(record['cause'])}</title></g>"
+                f"<title>{_e(record['trigger'])} fired at {clock(record['t'])}: {_e(cause(record['cause']))}</title></g>"
             )
         elif record["kind"] == "message.delivered":
             at = x(record["t"])
@@ -144,8 +183,12 @@ def _timeline(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
                 f'r="4" fill="#9467bd"><title>{_e(record["trigger"])} delivered at {clock(record["t"])}</title>'
                 "</circle>"
             )
-    out.append(f'<text x="{LEFT}" y="{height - 4}" class="meta">0:00</text>')
+    out.append(f'<text x="{LEFT}" y="{height - 4}" class="meta">{clock(0.0)}</text>')
     out.append(f'<text x="{WIDTH - RIGHT - 30}" y="{height - 4}" class="meta">{clock(end)}</text>')
+    out.append(
+        f'<text x="{(LEFT + WIDTH - RIGHT) / 2 - 90:.0f}" y="{height - 4}" class="meta">'
+        "time since the session started</text>"
+    )
     out.append("</svg>")
     return "".join(out)
 
@@ -172,7 +215,7 @@ def _phases(report: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><td>{_e(p['id'])}{' — ' + _e(p['title']) if p['title'] else ''}</td><td class=num>{p['weight']:g}</td>"
         f"<td>{clock(p['unlocked_at'])}</td><td>{_e(p['unlocked_by'] or '—')}</td><td>{clock(p['first_passed_at'])}</td>"
-        f"<td class=num>{(str(p['passed']) + '/' + str(p['total'])) if p['unlocked'] else 'locked'}</td>"
+        f"<td class=num>{_e(tests_cell(p))}</td>"
         f"<td class=num>{percent(p['score'])}</td></tr>"
         for p in report["phases"]
     )
@@ -189,10 +232,9 @@ def _rubric(rubric: list[dict[str, Any]]) -> str:
         if c["critical_failure"]:
             score = f"CRITICAL FAILURE ({score})"
         findings = "<br>".join(_e(f) for f in c["findings"][:8]) or "—"
-        weight = f"{c['weight']:g}" if c["weight"] else "reported"
         rows.append(
             f'<tr class="{"critical" if c["critical_failure"] else ""}"><td>{_e(c["id"])}'
-            f"{' — ' + _e(c['title']) if c['title'] else ''}</td><td class=num>{weight}</td>"
+            f"{' — ' + _e(c['title']) if c['title'] else ''}</td><td class=num>{weight(c['weight'])}</td>"
             f"<td class=num>{score}</td><td>{findings}</td></tr>"
         )
     return (
@@ -206,7 +248,7 @@ def _triggers(report: dict[str, Any]) -> str:
     rows = "".join(
         f'<tr data-trigger="{_e(t["id"])}"><td>{_e(t["id"])}</td><td>{_e(t["kind"])}</td>'
         f"<td><code>{_e(t['condition'])}</code></td><td>{clock(t['fired_at']) if t['fired'] else 'no'}</td>"
-        f"<td>{_e(t['cause'])}</td></tr>"
+        f"<td>{_e(cause(t['cause']))}</td></tr>"
         for t in report["triggers"]
     )
     return (
@@ -216,14 +258,57 @@ def _triggers(report: dict[str, Any]) -> str:
 
 
 def _failing(report: dict[str, Any]) -> str:
-    items = [
-        f"<li><code>{_e(t['id'])}</code> ({_e(t['outcome'])}){': ' + _e(t['detail'].splitlines()[0]) if t['detail'] else ''}</li>"
-        for p in report["phases"]
-        for t in p["failing"]
-    ]
+    items, none = failing_checks(report)
     body = (
-        "<ul>" + "".join(items) + "</ul>"
+        "<ul>" + "".join(f"<li>{_e(item)}</li>" for item in items) + "</ul>"
         if items
-        else "<p>None: every test of every unlocked phase passes.</p>"
+        else f"<p>{_e(none)}</p>"
     )
-    return f"<h2>Failing checks</h2>{body}"
+    return f'<h2>Failing checks</h2><div id="failing">{body}</div>'
+
+
+def _score(report: dict[str, Any]) -> str:
+    score = report["score"]
+    rows = "".join(
+        f"<tr><td>{_e(p['kind'])} {_e(p['id'])}</td><td class=num>{p['weight']:g}</td>"
+        f"<td class=num>{percent(p['score'])}</td><td class=num>{points(p['contribution'])}</td></tr>"
+        for p in report.get("scoring", {}).get("parts", [])
+    )
+    return (
+        f'<h2>How the score is computed</h2><p id="formula">{_e(score_formula(report))}.</p>'
+        "<table><tr><th>part</th><th>weight</th><th>score</th><th>points (of 100)</th></tr>"
+        f"{rows}<tr><th>total</th><th></th><th></th><th class=num>{percent(score['total'])}</th></tr></table>"
+    )
+
+
+def _messages(report: dict[str, Any]) -> str:
+    messages = report.get("messages") or []
+    if not messages:
+        return ""
+    items = "".join(
+        f'<details class="message" data-message="{m["number"]}"><summary><b>{m["number"]}. {_e(m["trigger"])}</b> '
+        f"({_e(m['kind'])}): queued {clock(m['queued_at'])}, delivered "
+        f"{clock(m['delivered_at']) if m['delivered_at'] is not None else 'never'}</summary>"
+        f'<pre class="message">{_e(m["text"])}</pre></details>'
+        for m in messages
+    )
+    return f'<h2>Messages to the agent</h2><div id="messages">{items}</div>'
+
+
+def _scope(report: dict[str, Any]) -> str:
+    line = scope_line(report)
+    if line is None:
+        return ""
+    globs = ", ".join(f"<code>{_e(g)}</code>" for g in report["scope"]["allowed_paths"])
+    return f'<h2>Scope</h2><p id="scope">{_e(line)}.</p><p class="meta">Allowed paths: {globs}.</p>'
+
+
+def _superseded(report: dict[str, Any]) -> str:
+    items = "".join(
+        f"<li><code>{_e(test)}</code> (replaced by {_e(p['id'])})</li>"
+        for p in report["phases"]
+        for test in p["superseded"]
+    )
+    if not items:
+        return ""
+    return f'<h2>Superseded tests</h2><ul id="superseded">{items}</ul>'

@@ -5,23 +5,160 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-__all__ = ["clock", "print_summary", "report_markdown", "usage_line"]
+from orchestrator.exits import agent_failures
+from triggers.durations import DurationError, parse_duration
+
+__all__ = [
+    "cause",
+    "clock",
+    "duration",
+    "failing_checks",
+    "percent",
+    "points",
+    "print_outcome",
+    "print_summary",
+    "ran",
+    "report_markdown",
+    "rescore_line",
+    "scope_line",
+    "score_formula",
+    "tests_cell",
+    "tests_in_verdict",
+    "usage_line",
+    "weight",
+]
 
 
-def clock(seconds: float | None) -> str:
-    """``754.2`` → ``12:34``; None → ``—``."""
+def clock(seconds: float | None, *, hundredths: bool = False) -> str:
+    """A moment of the run: ``754.2`` → ``12:34`` (``h:mm:ss`` past an hour); None → ``—``.
+
+    ``hundredths`` adds them (``12:34.20``), for timelines where order within a second matters.
+    """
     if seconds is None:
         return "—"
     whole = int(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+    text = f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+    return text + f".{int((seconds - whole) * 100):02d}" if hundredths else text
+
+
+def duration(seconds: float | None) -> str:
+    """How long something took: ``0.4s``, ``12.3s``, ``2m 05s``, ``1h 02m 05s``; None → ``—``."""
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+
+
+def cause(text: str) -> str:
+    """A recorded trigger cause with its moment on the run's clock: ``… at 6392ms`` → ``… at 00:06``."""
+    head, at, when = text.rpartition(" at ")
+    try:
+        seconds = parse_duration(when)
+    except DurationError:
+        return text
+    return f"{head} at {clock(seconds)}" if at else text
+
+
+def points(contribution: float | None) -> str:
+    """A part's contribution to the total in points of 100 (``0.035`` → ``3.5``); None → not judged."""
+    return "not judged" if contribution is None else f"{contribution * 100:.1f}"
+
+
+def weight(value: float) -> str:
+    """A rubric criterion's weight; 0 means it is reported, not scored."""
+    return f"{value:g}" if value else "not scored"
 
 
 def _ratio(part: dict[str, int]) -> str:
     return f"{part['passed']}/{part['total']}" if part["total"] else "—"
+
+
+def tests_cell(phase: dict[str, Any]) -> str:
+    """``3/3``, ``3/3 (2 superseded)`` when later phases superseded some of its tests, or ``locked``."""
+    if not phase["unlocked"]:
+        return "locked"
+    retired = phase.get("retired") or []
+    note = f" ({len(retired)} superseded)" if retired else ""
+    return f"{phase['passed']}/{phase['total']}{note}"
+
+
+def rescore_line(report: dict[str, Any]) -> str | None:
+    """The line that says a report is a re-score, or None for a report of a run."""
+    rescore = report.get("rescore")
+    if not rescore:
+        return None
+    original = rescore.get("original_score")
+    was = (
+        "the original run had no score" if original is None else f"the original score was {percent(original)}"
+    )
+    return f"Re-score of {rescore['run']} with {rescore['challenge']} — the agent did not run again; {was}"
+
+
+def scope_line(report: dict[str, Any]) -> str | None:
+    """``scope: …`` for a challenge that declares ``allowed_paths``, else None."""
+    scope = report.get("scope")
+    if scope is None:
+        return None
+    findings = scope["findings"]
+    if not findings:
+        return "scope: every change is inside allowed_paths"
+    files = "file" if len(findings) == 1 else "files"
+    listed = ", ".join(f"{f['path']} ({f['change']})" for f in findings)
+    return f"scope: {len(findings)} {files} changed outside allowed_paths: {listed}"
+
+
+def score_formula(report: dict[str, Any]) -> str:
+    """The total's arithmetic in one line: ``79% = (25 * 100% + …) / 100: …``."""
+    score = report["score"]
+    scoring = report.get("scoring", {})
+    parts = [p for p in scoring.get("parts", []) if p["score"] is not None]
+    terms = " + ".join(f"{p['weight']:g} * {percent(p['score'])}" for p in parts)
+    weights = sum(p["weight"] for p in parts)
+    over = (
+        "the weighted mean of the rubric's scored criteria (phase tests count through them)"
+        if scoring.get("method") == "rubric"
+        else "the weighted mean of the phases' scores"
+    )
+    return f"{percent(score['total'])} = ({terms}) / {weights:g}: {over}"
+
+
+def tests_in_verdict(report: dict[str, Any]) -> int:
+    """How many tests the verdict holds, over every phase."""
+    return sum(int(p["total"]) for p in report["phases"])
+
+
+def failing_checks(report: dict[str, Any]) -> tuple[list[str], str]:
+    """The checks that fell short (failing tests, then criteria short of full marks), and what
+    to say when there are none: a run with no test verdict never reads as all passing."""
+    if report["run"]["status"] == "invalid":
+        return [], "Not graded: the run is invalid, so no verdict says anything about the agent."
+    items = [
+        f"{test['id']} ({test['outcome']})"
+        + (f": {_first_line(test['detail'], 200)}" if test["detail"] else "")
+        for phase in report["phases"]
+        for test in phase["failing"]
+    ]
+    for criterion in report.get("rubric") or []:
+        if criterion["score"] is None or criterion["score"] < 1:
+            evidence = f": {criterion['findings'][0]}" if criterion["findings"] else ""
+            items.append(
+                f"criterion {criterion['id']} ({percent(criterion['score'], 'not judged')}, "
+                f"weight {weight(criterion['weight'])}){evidence}"
+            )
+    if tests_in_verdict(report) == 0:
+        none = "No test verdict: no hidden test ran on an unlocked phase, so nothing passed."
+        return items, none
+    rubric = " and every rubric criterion has full marks" if report.get("rubric") else ""
+    return items, f"None: every test of every unlocked phase passes{rubric}."
 
 
 def _headline(report: dict[str, Any]) -> str:
@@ -41,32 +178,49 @@ def _headline(report: dict[str, Any]) -> str:
     return line
 
 
+def ran(run: dict[str, Any]) -> str:
+    """How long the run took, as far as its log tells."""
+    if run["status"] in ("interrupted", "crashed") and run["end_reason"] is None:
+        return f"{duration(run['elapsed'])} until its last record (it may have run on unrecorded)"
+    return duration(run["elapsed"])
+
+
 def report_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown."""
     run = report["run"]
     score = report["score"]
     challenge = run["challenge"]
-    out = [
-        f"# {challenge['title'] or challenge['id']}",
-        "",
+    rescore = rescore_line(report)
+    out = [f"# {challenge['title'] or challenge['id']}", ""]
+    if rescore:
+        out += [f"> **{rescore}**", ""]
+    out += [
         f"**{_headline(report)}**",
         "",
         f"- challenge: `{challenge['id']}`" + (f" ({challenge['pattern']})" if challenge["pattern"] else ""),
         f"- agent: `{run['agent']}`",
-        f"- started: {run['started_at']}; ran {clock(run['elapsed'])}",
+        f"- started: {run['started_at']}; ran {ran(run)}",
         f"- ended: {run['end_reason'] or run['status']}"
         + (f" ({run['end_detail']})" if run["end_detail"] else ""),
-        f"- changed requirement (latest phase): {_ratio(score['changed'])} tests pass; "
-        f"preserved behaviour (earlier phases): {_ratio(score['preserved'])}",
-        f"- graded on the {score['graded_on']}"
-        + (
-            f" — grading {score['grading_status']}: {score['grading_detail']}"
-            if score["grading_status"] != "ok"
-            else ""
-        ),
     ]
-    if run["detail"]:
+    if run["status"] == "invalid":
+        out.append(f"- invalid because: {_first_line(run['detail'], 300)}")
+    else:
+        out += [
+            f"- changed requirement (latest phase): {_ratio(score['changed'])} tests pass; "
+            f"preserved behaviour (earlier phases): {_ratio(score['preserved'])}",
+            f"- graded on the {score['graded_on']}"
+            + (
+                f" — grading {score['grading_status']}: {score['grading_detail']}"
+                if score["grading_status"] not in ("ok", "missing")
+                else ""
+            ),
+        ]
+    out += [f"- **{problem}**" for problem in agent_failures(report)]
+    if run["detail"] and "\n" in run["detail"].strip():  # a traceback, in full
         out += ["", "```", run["detail"], "```"]
+    if score["total"] is not None:
+        out += _score_markdown(report)
     out += [
         "",
         "## Phases",
@@ -76,11 +230,16 @@ def report_markdown(report: dict[str, Any]) -> str:
     ]
     for phase in report["phases"]:
         name = phase["id"] + (f" — {phase['title']}" if phase["title"] else "")
-        tests = f"{phase['passed']}/{phase['total']}" if phase["unlocked"] else "locked"
         out.append(
             f"| {name} | {phase['weight']:g} | {clock(phase['unlocked_at'])} | {phase['unlocked_by'] or '—'} "
-            f"| {clock(phase['first_passed_at'])} | {tests} | {phase['score'] * 100:.0f}% |"
+            f"| {clock(phase['first_passed_at'])} | {tests_cell(phase)} | {phase['score'] * 100:.0f}% |"
         )
+    if any(phase.get("retired") for phase in report["phases"]):
+        out += [
+            "",
+            "(N superseded): tests of the phase that a later phase replaced; "
+            "they no longer run and are not counted.",
+        ]
     if report.get("rubric"):
         out += _rubric_markdown(report["rubric"])
     out += [
@@ -93,14 +252,16 @@ def report_markdown(report: dict[str, Any]) -> str:
     for trigger in report["triggers"]:
         when = clock(trigger["fired_at"]) if trigger["fired"] else "no"
         condition = f"`{trigger['condition']}`"
-        out.append(f"| {trigger['id']} | {trigger['kind']} | {condition} | {when} | {trigger['cause']} |")
-    failing = [(p["id"], t) for p in report["phases"] for t in p["failing"]]
+        because = cause(trigger["cause"])
+        out.append(f"| {trigger['id']} | {trigger['kind']} | {condition} | {when} | {because} |")
+    out += _messages_markdown(report)
+    items, none = failing_checks(report)
     out += ["", "## Failing checks", ""]
-    if not failing:
-        out.append("None: every test of every unlocked phase passes.")
-    for _phase, test in failing:
-        first_line = (test["detail"] or "").strip().splitlines()[:1]
-        out.append(f"- **{test['id']}** ({test['outcome']})" + (f": {first_line[0]}" if first_line else ""))
+    out += [f"- {item}" for item in items] if items else [none]
+    scope = scope_line(report)
+    if scope is not None:
+        out += ["", "## Scope", "", f"{scope[0].upper()}{scope[1:]}."]
+        out.append(f"Allowed paths: {', '.join(f'`{glob}`' for glob in report['scope']['allowed_paths'])}.")
     superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
     if superseded:
         out += ["", "## Superseded tests", ""]
@@ -110,19 +271,42 @@ def report_markdown(report: dict[str, Any]) -> str:
     out += [
         "",
         f"_{activity['test_runs']} test runs, {activity['agent_turns']} agent turns, "
-        f"{activity['commits']} commits._",
+        f"{activity['commits']} commits. Times are mm:ss since the session started._",
         "",
     ]
     return "\n".join(out)
 
 
+def _score_markdown(report: dict[str, Any]) -> list[str]:
+    score = report["score"]
+    out = ["", "## How the score is computed", "", f"{score_formula(report)}.", ""]
+    out += ["| part | weight | score | points (of 100) |", "|---|---|---|---|"]
+    for part in report.get("scoring", {}).get("parts", []):
+        share = points(part["contribution"])
+        name = f"{part['kind']} {part['id']}"
+        out.append(f"| {name} | {part['weight']:g} | {percent(part['score'], '—')} | {share} |")
+    out.append(f"| **total** | | | **{percent(score['total'])}** |")
+    return out
+
+
+def _messages_markdown(report: dict[str, Any]) -> list[str]:
+    messages = report.get("messages") or []
+    if not messages:
+        return []
+    out = ["", "## Messages to the agent"]
+    for message in messages:
+        delivered = clock(message["delivered_at"]) if message["delivered_at"] is not None else "never"
+        out += [
+            "",
+            f"**{message['number']}. {message['trigger']}** ({message['kind']}): "
+            f"queued {clock(message['queued_at'])}, delivered {delivered}",
+            "",
+        ]
+        out += [f"> {line}".rstrip() for line in message["text"].rstrip().splitlines()]
+    return out
+
+
 MISSING = "missing"
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    return f"{seconds:.1f}s" if seconds < 60 else clock(seconds)
 
 
 def _tokens(value: int | None) -> str:
@@ -161,7 +345,7 @@ def usage_line(usage: dict[str, Any]) -> str:
     ]
     if all(usage[figure]["total"] is None for figure in figures):
         parts = ["tokens and cost not reported"]
-    return "; ".join([*parts, f"{usage['turns']} turns, {_duration(usage['seconds'])} working"])
+    return "; ".join([*parts, f"{usage['turns']} turns, {duration(usage['seconds'])} working"])
 
 
 def _turns_markdown(report: dict[str, Any]) -> list[str]:
@@ -179,7 +363,7 @@ def _turns_markdown(report: dict[str, Any]) -> list[str]:
     ]
     for row in report["turns"]:
         messages = ", ".join(row["messages"]) or "—"
-        time = _duration(row["seconds"]) + (f" ({row['end']})" if row["end"] else "")
+        time = duration(row["seconds"]) + (f" ({row['end']})" if row["end"] else "")
         tokens = f"{_tokens(row['input_tokens'])} | {_tokens(row['output_tokens'])}"
         said = _first_line(row["final_message"])
         out.append(f"| {row['turn']} | {messages} | {time} | {tokens} | {_cost(row['cost_usd'])} | {said} |")
@@ -208,8 +392,7 @@ def _rubric_markdown(rubric: list[dict[str, Any]]) -> list[str]:
         findings = "; ".join(criterion["findings"][:5]) or "—"
         if len(criterion["findings"]) > 5:
             findings += f"; … {len(criterion['findings']) - 5} more"
-        weight = f"{criterion['weight']:g}" if criterion["weight"] else "reported"
-        out.append(f"| {name} | {weight} | {score} | {findings.replace('|', '/')} |")
+        out.append(f"| {name} | {weight(criterion['weight'])} | {score} | {findings.replace('|', '/')} |")
     for criterion in rubric:
         data = criterion["data"]
         if "stages" in data:
@@ -237,6 +420,14 @@ def _rubric_markdown(rubric: list[dict[str, Any]]) -> list[str]:
 
 def print_summary(report: dict[str, Any], console: Console) -> None:
     """The end-of-run summary: one row per phase, then the triggers and the headline."""
+    rescore = rescore_line(report)
+    if rescore:
+        console.print(f"[bold]{escape(rescore)}[/]", highlight=False)
+    if report["run"]["status"] == "invalid":  # nothing of the agent was measured: no tables
+        console.print(f"[bold yellow]{_headline(report)}[/]")
+        reason = _first_line(report["run"]["detail"], 300)
+        console.print(f"  invalid because: {escape(reason)}", highlight=False)
+        return
     table = Table(
         title=f"{report['run']['challenge']['id']} with {report['run']['agent']}",
         title_justify="left",
@@ -251,11 +442,19 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
             clock(phase["unlocked_at"]),
             phase["unlocked_by"] or "—",
             clock(phase["first_passed_at"]),
-            f"{phase['passed']}/{phase['total']}" if phase["unlocked"] else "locked",
+            tests_cell(phase),
             f"{phase['score'] * 100:.0f}%",
             style=style,
         )
     console.print(table)
+    for phase in report["phases"]:
+        if phase.get("retired"):
+            by = ", ".join(sorted({r["by"] for r in phase["retired"]}))
+            console.print(
+                f"  {phase['id']}: {len(phase['retired'])} superseded test(s) no longer run since {by} "
+                "(a test count taken before then included them)",
+                highlight=False,
+            )
     if report.get("rubric"):
         rubric = Table(title="rubric", title_justify="left")
         for column in ("criterion", "weight", "score"):
@@ -265,17 +464,26 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
             style = "green" if criterion["score"] == 1 else "red"
             if criterion["critical_failure"]:
                 score, style = f"CRITICAL ({score})", "bold red"
-            weight = f"{criterion['weight']:g}" if criterion["weight"] else "reported"
-            rubric.add_row(criterion["id"], weight, score, style=style)
+            rubric.add_row(criterion["id"], weight(criterion["weight"]), score, style=style)
         console.print(rubric)
     for trigger in report["triggers"]:
         mark = "[green]fired[/]" if trigger["fired"] else "[dim]not fired[/]"
-        console.print(f"  trigger [bold]{trigger['id']}[/] {mark}: {trigger['cause']}")
-    for phase in report["phases"]:
-        for test in phase["failing"]:
-            console.print(f"  [red]✗[/] {test['id']} ({test['outcome']})")
+        console.print(f"  trigger [bold]{trigger['id']}[/] {mark}: {escape(cause(trigger['cause']))}")
+    print_outcome(report, console)
+
+
+def print_outcome(report: dict[str, Any], console: Console) -> None:
+    """What a run came to: failing checks, usage, scope, how the total is made, the headline."""
+    items, _ = failing_checks(report)
+    for item in items:
+        console.print(f"  [red]✗[/] {escape(item)}", highlight=False)
     usage = report.get("usage") or {}
     if usage.get("turns_reporting"):
         console.print(f"  agent usage: {usage_line(usage)}", highlight=False)
+    scope = scope_line(report)
+    if scope is not None:
+        console.print(f"  {escape(scope)}", highlight=False)
+    if report["score"]["total"] is not None:
+        console.print(f"  score: {escape(score_formula(report))}", highlight=False)
     style = "bold green" if report["score"]["full_success"] else "bold yellow"
     console.print(f"[{style}]{_headline(report)}[/]")

@@ -7,13 +7,23 @@ versioned and documented in docs/report.md.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from orchestrator.challenge import Challenge
 from orchestrator.eventlog import LogContents
 from orchestrator.grading import counts
+from orchestrator.render import clock
 
-__all__ = ["REPORT_VERSION", "USAGE_FIGURES", "build_report"]
+__all__ = [
+    "REPORT_VERSION",
+    "STOPPED",
+    "USAGE_FIGURES",
+    "abort_detail",
+    "build_report",
+    "finished",
+    "messages",
+]
 
 REPORT_VERSION = 1
 #: What a ``turn.summary`` may report per turn; totalled in the report's ``usage``.
@@ -22,6 +32,31 @@ USAGE_FIGURES = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_wr
 
 def _fraction(passed: int, total: int) -> dict[str, Any]:
     return {"passed": passed, "total": total}
+
+
+#: How a cancellation is recorded (``repr`` of the exception): it says nothing to a person.
+#: The ``session.aborted`` detail of a run stopped by Ctrl-C or a cancellation.
+STOPPED = "stopped by Ctrl-C (or a cancellation) before the session ended"
+_CANCELLED = re.compile(r"^(KeyboardInterrupt|CancelledError|Cancelled)\(.*\)$", re.DOTALL)
+
+
+def abort_detail(status: str, detail: str) -> str:
+    """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
+    if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
+        return STOPPED  # logs written before the detail was put in words hold a repr
+    return detail
+
+
+def finished(records: list[dict[str, Any]]) -> bool:
+    """Whether the log holds its run's last record: the rubric's scores, an abort, or a final
+    grading that nothing is scored after (invalid, or a refused workspace)."""
+    for record in records:
+        kind = record["kind"]
+        if kind in ("session.scored", "session.aborted"):
+            return True
+        if kind == "session.graded" and record.get("status") in ("invalid", "refused"):
+            return True
+    return False
 
 
 def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
@@ -37,6 +72,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     graded: dict[str, Any] | None = None
     aborted: dict[str, Any] | None = None
     rubric: list[dict[str, Any]] | None = None
+    scope: dict[str, Any] | None = None
     last_result: dict[str, Any] | None = None
     runs = turns = commits = 0
     exit_codes: list[int | None] = []
@@ -68,6 +104,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             aborted = record
         elif kind == "session.scored":
             rubric = record["criteria"]
+        elif kind == "session.scope":
+            scope = {key: record[key] for key in ("allowed_paths", "changed", "findings")}
         elif kind == "agent.turn_ended":
             turns += 1
             exit_codes.append(record.get("exit_code"))
@@ -77,8 +115,6 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     final = graded if graded is not None else last_result
     verdicts = {p["phase"]: p for p in (final or {}).get("phases", [])}
     phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts) for p in challenge.phases]
-    total_weight = sum(p.weight for p in challenge.phases) or 1.0
-    score = sum(p.weight * row["score"] for p, row in zip(challenge.phases, phases, strict=True))
     reached = [row for row in phases if row["unlocked"]]
     changed, preserved = _changed_and_preserved(challenge, [r["id"] for r in reached], verdicts)
     status = "interrupted" if contents.torn else "completed"
@@ -88,6 +124,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         status = "interrupted"
     elif graded.get("status") == "invalid":  # the grader could not run: nothing is said of the agent
         status = "invalid"
+    elif rubric is None and graded.get("status") != "refused":  # stopped while being scored
+        status = "interrupted"
     grading_status = (final or {}).get("status", "missing")
     all_reached = len(reached) == len(phases)
     critical = [c["id"] for c in rubric or [] if c["critical_failure"]]
@@ -98,11 +136,12 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         and all(r["total"] > 0 and r["passed"] == r["total"] for r in reached)
         and all(c["score"] == 1 for c in rubric or [])
     )
-    total: float | None = round(score / total_weight, 4)
-    if any(c["weight"] > 0 for c in rubric or []):  # a rubric that scores (not only reports)
-        weighted = [c for c in rubric or [] if c["weight"] > 0 and c["score"] is not None]
-        weights = sum(c["weight"] for c in weighted)
-        total = round(sum(c["weight"] * c["score"] for c in weighted) / weights, 4) if weights else None
+    method, parts = _score_parts(phases, rubric)
+    contributions = [part["contribution"] for part in parts if part["contribution"] is not None]
+    total = round(sum(contributions), 4) if contributions else None
+    for part in parts:  # rounded once the total is summed, so the total is exact
+        part["contribution"] = None if part["contribution"] is None else round(part["contribution"], 4)
+    why = aborted or (graded if status == "invalid" else None) or {}
     return {
         "report_version": REPORT_VERSION,
         "run": {
@@ -115,9 +154,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "agent": header.get("agent"),
             "started_at": header.get("started_at"),
             "status": status,
-            "detail": (aborted or graded or {}).get("detail", "")
-            if status == "invalid"
-            else (aborted or {}).get("detail", ""),
+            "detail": abort_detail(status, why.get("detail", "")),
             "end_reason": (ended or {}).get("reason"),
             "end_detail": (ended or {}).get("detail", ""),
             "elapsed": records[-1]["t"] if records else 0.0,
@@ -136,6 +173,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "grading_status": grading_status,
             "grading_detail": (final or {}).get("detail", ""),
         },
+        # How score.total is made, term by term (kept apart from score, whose keys are fixed).
+        "scoring": {"method": method, "parts": parts},
         "phases": phases,
         "rubric": rubric,
         "triggers": [
@@ -147,9 +186,68 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "commits": commits,
             "exit_codes": exit_codes,
         },
+        "messages": messages(records),
         "turns": turn_rows,
         "usage": _usage(turn_rows),
+        **({"scope": scope} if scope is not None else {}),
     }
+
+
+def _score_parts(
+    phases: list[dict[str, Any]], rubric: list[dict[str, Any]] | None
+) -> tuple[str, list[dict[str, Any]]]:
+    """How the total is made: ``rubric`` (criteria with a weight) or ``phases``, and each part.
+
+    A part's ``contribution`` is its share of the total (weight * score / the weights summed);
+    None for a criterion that could not be judged, which is left out of the weights.
+    """
+    scoring = [c for c in rubric or [] if c["weight"] > 0]  # a rubric that scores (not only reports)
+    if scoring:
+        weights = sum(c["weight"] for c in scoring if c["score"] is not None)
+        return "rubric", [
+            {
+                "kind": "criterion",
+                "id": c["id"],
+                "weight": c["weight"],
+                "score": c["score"],
+                "contribution": c["weight"] * c["score"] / weights if c["score"] is not None else None,
+            }
+            for c in scoring
+        ]
+    weights = sum(p["weight"] for p in phases) or 1.0
+    return "phases", [
+        {
+            "kind": "phase",
+            "id": p["id"],
+            "weight": p["weight"],
+            "score": p["score"],
+            "contribution": p["weight"] * p["score"] / weights,
+        }
+        for p in phases
+    ]
+
+
+def messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every message queued for the agent, in order, with its full text and when it was delivered."""
+    rows: list[dict[str, Any]] = []
+    for record in records:
+        if record["kind"] == "message.queued":
+            rows.append(
+                {
+                    "number": len(rows) + 1,
+                    "trigger": record["trigger"],
+                    "kind": record["message_kind"],
+                    "text": record["text"],
+                    "queued_at": record["t"],
+                    "delivered_at": None,
+                }
+            )
+        elif record["kind"] == "message.delivered":
+            waiting = (r for r in rows if r["trigger"] == record["trigger"] and r["delivered_at"] is None)
+            row = next(waiting, None)
+            if row is not None:
+                row["delivered_at"] = record["t"]
+    return rows
 
 
 def _changed_and_preserved(
@@ -203,6 +301,14 @@ def _phase(
         "total": total,
         "score": round(passed / total, 4) if total and when else 0.0,
         "superseded": list(phase.supersedes),
+        # This phase's tests that a phase unlocked later superseded: no longer run, so not counted.
+        "retired": [
+            {"id": test, "by": later.id}
+            for later in challenge.phases
+            if later.id in unlocked
+            for test in later.supersedes
+            if test.startswith(phase.tests.name + "/")
+        ],
         "failing": failing,
     }
 
@@ -223,7 +329,7 @@ def _trigger(
         if winner is not None:
             note = f"not needed: {spec.unlocks} was unlocked by {winner[1]}"
         elif trigger_id in pending:
-            note = f"its condition held from {pending[trigger_id]:.1f}s but not for its 'for:' time"
+            note = f"its condition held from {clock(pending[trigger_id])} but not for its 'for:' time"
         else:
             note = "its condition never held"
     return {
@@ -253,7 +359,8 @@ def _agent_turns(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif kind == "turn.summary":
             summaries[record["turn"]] = record
         elif kind in ("agent.turn_ended", "agent.exited") and (
-            current is not None or kind == "agent.turn_ended"
+            # a process that dies between turns is a row of its own: how else would it be seen
+            current is not None or kind == "agent.turn_ended" or record.get("exit_code") not in (0, None)
         ):
             reason = record.get("reason", "") if kind == "agent.turn_ended" else "exited"
             rows.append(_turn_row(len(rows) + 1, current, record["t"], record.get("exit_code"), reason))

@@ -6,14 +6,16 @@ Layout of ``<out>/<challenge>-<time>-<agent>/``::
     workspace/     the agent's workspace, with its own git history
     shadow.git/    snapshots of the workspace, one tree per tested state
     agent/         message files and transcripts of the agent
+    pid            the id of the process that made the run (is it still live?)
     report.json    the report (docs/report.md)
-    report.md      the same, for people
+    report.md      the same, for people; report.html, with a timeline
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import platform
 import re
 import shutil
@@ -28,9 +30,9 @@ import structlog
 
 import orchestrator
 import triggers
-from orchestrator.agents import Agent
+from orchestrator.agents import Agent, AgentUnavailable
 from orchestrator.challenge import Challenge
-from orchestrator.eventlog import EventLog, read_log
+from orchestrator.eventlog import EventLog, EventLogError, read_log
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
 from orchestrator.grading.environments import (
     EnvironmentFailure,
@@ -46,13 +48,14 @@ from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
 from orchestrator.manifest import freeze_manifest
 from orchestrator.render import report_markdown
-from orchestrator.report import build_report
+from orchestrator.report import STOPPED, build_report
 from orchestrator.rubric import score_rubric
+from orchestrator.scope import scope_record
 from orchestrator.session import Outcome, Parts, Session, SessionView
 from orchestrator.watcher import FsWatcher
 from orchestrator.workspace import GitError, Workspace
 
-__all__ = ["RunFolder", "open_run", "run_challenge", "write_reports"]
+__all__ = ["RunFolder", "RunRefused", "open_run", "run_challenge", "write_reports"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,32 @@ class RunFolder:
         """The snapshot repository."""
         return self.path / "shadow.git"
 
+    @property
+    def pid(self) -> int | None:
+        """The id of the process that made the run (its ``pid`` file); None when not recorded."""
+        try:
+            return int((self.path / "pid").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def live(self) -> bool | None:
+        """Whether the process that made the run still runs; None when no pid was recorded."""
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            os.kill(pid, 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # it exists, under another user
+            return True
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):  # no /proc here (not Linux): the signal's answer stands
+            return True
+        # A killed process nobody has reaped yet is a zombie: gone, though it still has a pid.
+        return state != "Z"
+
     @classmethod
     def new(cls, out: Path, challenge: Challenge, agent: str) -> RunFolder:
         """A fresh, uniquely named folder under ``out``."""
@@ -87,6 +116,8 @@ class RunFolder:
             n += 1
             path = base.with_name(f"{base.name}-{n}")
         path.mkdir(parents=True)
+        # Written so `changeup show --follow` can tell a live run from one whose process is gone.
+        (path / "pid").write_text(f"{os.getpid()}\n")
         return cls(path)
 
 
@@ -116,6 +147,24 @@ def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report")
     return report
 
 
+class RunRefused(ValueError):
+    """A run refused before anything of it was made; the message says what to do instead."""
+
+
+def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
+    """Raise :class:`RunRefused` when the run could only be invalid: its agent cannot run
+    here (:meth:`Agent.preflight`), or ``out`` is itself a run folder."""
+    if (out / "events.jsonl").exists():
+        raise RunRefused(
+            f"--out {out} is a run folder (it holds events.jsonl); run folders are made inside "
+            f"--out: pass the folder that holds it, e.g. --out {out.parent}"
+        )
+    try:
+        agent.preflight(challenge)
+    except AgentUnavailable as error:
+        raise RunRefused(f"--agent {agent.name}: {error}") from None
+
+
 async def run_challenge(
     challenge: Challenge,
     agent: Agent,
@@ -132,14 +181,17 @@ async def run_challenge(
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
     ``shares`` are paths the agent may also see (``--agent-share``); ``network`` is whether it
-    keeps the network (``--agent-network``).
+    keeps the network (``--agent-network``). Raises :class:`RunRefused`, having made nothing,
+    when the run could only be invalid.
     """
+    _refuse_early(challenge, agent, out)
     folder = RunFolder.new(out, challenge, agent.name)
     if on_folder is not None:
         on_folder(folder)
     log = EventLog.create(folder.log, _header(challenge, agent))
     logger = structlog.get_logger().bind(session=folder.path.name)
     box: AgentSandbox | None = None
+    session: Session | None = None
     try:
         try:
             limits = challenge.model.limits
@@ -204,14 +256,20 @@ async def run_challenge(
         # A refused final workspace (over its limits) is not examined: its score is its void tests'.
         refused = outcome.final is not None and outcome.final.status == "refused"
         if outcome.status != "invalid" and not refused:
-            scored = await score_rubric(
-                challenge, workspace, read_log(folder.log).records, judge or RuleJudge()
-            )
+            records = read_log(folder.log).records
+            scope = await scope_record(challenge, workspace, records)
+            if scope is not None:
+                log.append(scope, log.last_t)
+            scored = await score_rubric(challenge, workspace, records, judge or RuleJudge())
+            # The run's last record: once it is in, the run is done (see report.finished).
             log.append({"kind": "session.scored", "criteria": scored}, log.last_t, sync=True)
     except BaseException as error:
         stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
         record = {"kind": "session.aborted", "status": "interrupted" if stopped else "crashed"}
-        log.append({**record, "detail": repr(error)}, log.last_t, sync=True)
+        detail = STOPPED if stopped else f"{type(error).__name__}: {error}"
+        # Stamped with the time it stopped, not its last record's: a report says how long it ran.
+        t = max(session.elapsed(), log.last_t) if session is not None else log.last_t
+        log.append({**record, "detail": detail}, t, sync=True)
         raise
     finally:
         log.close()
@@ -251,6 +309,18 @@ def agent_sandbox(
 
 
 def open_run(path: Path) -> RunFolder:
-    """The run folder at ``path`` (the folder, or its ``events.jsonl``)."""
+    """The run folder at ``path`` (the folder, or its ``events.jsonl``).
+
+    Raises :class:`EventLogError` when ``path`` is not a run folder, saying what one is.
+    """
     folder = path.parent if path.name == "events.jsonl" else path
+    if not folder.is_dir():
+        raise EventLogError(
+            f"{path}: no such folder; pass a run folder, e.g. runs/<challenge>-<time>-<agent>"
+        )
+    if not (folder / "events.jsonl").is_file():
+        raise EventLogError(
+            f"{path}: not a run folder (it has no events.jsonl); run folders are the ones "
+            "`changeup run` makes under its --out folder, e.g. runs/<challenge>-<time>-<agent>"
+        )
     return RunFolder(folder.resolve())

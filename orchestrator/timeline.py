@@ -5,26 +5,42 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from orchestrator.render import percent
+from orchestrator.render import cause, clock, duration, percent, scope_line
+from orchestrator.report import abort_detail
 
-__all__ = ["describe", "lines", "play", "stamp"]
+__all__ = ["describe", "lines", "play"]
 
-_QUIET = {"clock.tick", "tests.requested", "tests.started", "agent.output", "workspace.created"}
-
-
-def stamp(seconds: float) -> str:
-    """``75.25`` → ``01:15.25``: session time to the hundredth of a second."""
-    minutes, rest = divmod(seconds, 60)
-    hours, minutes = divmod(int(minutes), 60)
-    return (f"{hours}:" if hours else "") + f"{minutes:02d}:{rest:05.2f}"
+#: Shown only with --all (session.scope: `show` ends with the scope line of the report anyway).
+_QUIET = {
+    "clock.tick",
+    "tests.requested",
+    "tests.started",
+    "agent.output",
+    "workspace.created",
+    "session.scope",
+}
+#: Where a record's text starts after its time stamp (``00:06.39  ``): continuation lines line up.
+_INDENT = " " * 10
 
 
 def _first_line(text: str, width: int = 90) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """The first line of ``text``; a cut (a longer line, or more lines) is marked with ``…``."""
+    rows = text.strip().splitlines()
+    line = rows[0] if rows else ""
+    if len(line) > width:
+        return line[: width - 1] + "…"
+    return line + (" …" if len(rows) > 1 else "")
+
+
+def _text(text: str, *, full: bool) -> str:
+    """``text`` in full (continuation lines indented under the first), or its first line."""
+    if not full:
+        return _first_line(text)
+    return ("\n" + _INDENT).join(text.strip().splitlines())
 
 
 def _tests(record: dict[str, Any]) -> str:
+    """Each phase's ``passed/total``, and whether the verdicts were reused or do not count."""
     parts = [f"{p['phase']} {p['passed']}/{p['passed'] + p['failed']}" for p in record["phases"]]
     extra = " (unchanged workspace, verdicts reused)" if record.get("cached") else ""
     status = (
@@ -35,8 +51,14 @@ def _tests(record: dict[str, Any]) -> str:
     return ", ".join(parts) + extra + status
 
 
-def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str] | None:
-    """(style, text) for one record, or None for bookkeeping a person does not need."""
+def describe(
+    record: dict[str, Any], *, verbose: bool = False, number: int | None = None
+) -> tuple[str, str] | None:
+    """(style, text) for one record, or None for bookkeeping a person does not need.
+
+    ``number`` is the record's place among the shown records of its kind (test runs,
+    messages). ``verbose`` shows texts in full.
+    """
     kind = record["kind"]
     if kind in _QUIET and not verbose:
         return None
@@ -47,10 +69,9 @@ def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str
             f" by {record['trigger']}" if record["trigger"] else ""
         )
     if kind == "message.queued":
-        return (
-            "magenta",
-            f"✉ {record['trigger']} ({record['message_kind']}) queued: {_first_line(record['text'])}",
-        )
+        name = f"#{number} " if number is not None else ""
+        text = _text(record["text"], full=verbose)
+        return "magenta", f"✉ {name}{record['trigger']} ({record['message_kind']}) queued: {text}"
     if kind == "message.delivered":
         return "magenta", f"✉ {record['trigger']} delivered to the agent"
     if kind == "trigger.pending":
@@ -58,12 +79,11 @@ def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str
     if kind == "trigger.cleared":
         return "yellow", f"… trigger {record['trigger']} cleared: its condition stopped holding"
     if kind == "trigger.fired":
-        return "bold yellow", f"⚡ trigger {record['trigger']} fired: {record['cause']}"
+        return "bold yellow", f"⚡ trigger {record['trigger']} fired: {cause(record['cause'])}"
     if kind == "tests.result":
+        name = f"tests #{number}" if number is not None else "tests"
         good = all(p["failed"] == 0 and p["passed"] > 0 for p in record["phases"])
-        return (
-            "green" if good else "red"
-        ), f"{'✓' if good else '✗'} tests #{record['request']}: {_tests(record)}"
+        return ("green" if good else "red"), f"{'✓' if good else '✗'} {name}: {_tests(record)}"
     if kind == "fs.changed":
         paths = [c["path"] for c in record["changes"]]
         more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
@@ -78,12 +98,12 @@ def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str
     if kind == "agent.exited":
         return "dim", f"agent exited ({record.get('exit_code')})"
     if kind == "turn.summary":
-        figures = [f"{record['seconds']:.0f}s" if record.get("seconds") is not None else ""]
+        figures = [duration(record["seconds"]) if record.get("seconds") is not None else ""]
         if record.get("output_tokens") is not None:
             figures.append(f"{record.get('input_tokens') or 0:,} in / {record['output_tokens']:,} out tokens")
         if record.get("cost_usd") is not None:
             figures.append(f"${record['cost_usd']:.4f}")
-        said = f" — {_first_line(record['final_message'])}" if record.get("final_message") else ""
+        said = f" — {_text(record['final_message'], full=verbose)}" if record.get("final_message") else ""
         return "dim", f"turn {record['turn']}: {', '.join(f for f in figures if f) or 'no figures'}{said}"
     if kind == "phase.sealed":
         return (
@@ -92,7 +112,8 @@ def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str
             else ("dim", f"{record['phase']} sealed ({len(record['files'])} hidden files)")
         )
     if kind == "agent.output":
-        return "dim", f"  agent: {_first_line(record['text'])}"
+        stream = "" if record.get("stream", "stdout") == "stdout" else f" ({record['stream']})"
+        return "dim", f"agent{stream}: {_text(record['text'], full=verbose)}"
     if kind == "session.ended":
         detail = f" ({record['detail']})" if record.get("detail") else ""
         return "bold", f"■ session ended: {record['reason']}{detail}"
@@ -101,17 +122,59 @@ def describe(record: dict[str, Any], *, verbose: bool = False) -> tuple[str, str
     if kind == "session.scored":
         scores = ", ".join(f"{c['id']} {percent(c['score'])}" for c in record["criteria"])
         return "bold", f"rubric: {scores}"
+    if kind == "clock.skipped":
+        return "yellow", (
+            f"⏩ the agent is idle and only time can fire a trigger: the clock skips "
+            f"{duration(record['skipped'])} to {clock(record['until'])}"
+        )
+    if kind == "session.scope":
+        return "bold", scope_line({"scope": record}) or ""
     if kind == "session.aborted":
-        return "bold red", f"run {record['status']}: {_first_line(record.get('detail', ''))}"
+        detail = abort_detail(record["status"], record.get("detail", ""))
+        return "bold red", f"run {record['status']}: {_text(detail, full=verbose)}"
     return "dim", f"{kind}"
 
 
-def lines(records: Iterable[dict[str, Any]], *, verbose: bool = False) -> Iterator[tuple[float, str, str]]:
-    """(t, style, text) for each record worth showing."""
+def _joined(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The records, with each run of ``agent.output`` of one stream joined into one record.
+
+    Adapters write output per read, so one traceback can be dozens of records; a person
+    reads it whole. The log keeps the reads; only the display joins them.
+    """
+    pending: dict[str, Any] | None = None
     for record in records:
-        shown = describe(record, verbose=verbose)
+        if pending is not None:
+            if record["kind"] == "agent.output" and record.get("stream") == pending.get("stream"):
+                pending = {**pending, "text": pending["text"] + record["text"]}
+                continue
+            yield pending
+            pending = None
+        if record["kind"] == "agent.output":
+            pending = record
+        else:
+            yield record
+    if pending is not None:
+        yield pending
+
+
+def lines(
+    records: Iterable[dict[str, Any]], *, verbose: bool = False, counted: dict[str, int] | None = None
+) -> Iterator[tuple[float, str, str]]:
+    """(t, style, text) for each record worth showing; test runs and messages numbered 1, 2, …
+
+    ``counted`` carries the numbering on from records shown before (``show --follow``).
+    """
+    numbers = counted if counted is not None else {}
+    for record in _joined(records):
+        number = None
+        # A result reused from the cache is no test run: it is shown without a number.
+        if record["kind"] == "message.queued" or (
+            record["kind"] == "tests.result" and not record.get("cached")
+        ):
+            number = numbers[record["kind"]] = numbers.get(record["kind"], 0) + 1
+        shown = describe(record, verbose=verbose, number=number)
         if shown is not None:
-            yield record["t"], shown[0], f"{stamp(record['t'])}  {shown[1]}"
+            yield record["t"], shown[0], f"{clock(record['t'], hundredths=True)}  {shown[1]}"
 
 
 def play(

@@ -99,6 +99,13 @@ class Repository(Protocol):
     async def export(self, tree: str, dest: Path) -> None:
         """Write the files of snapshot ``tree`` into ``dest``."""
 
+    async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
+        """Files that differ between snapshot trees ``before`` and ``after``: (path, change), sorted.
+
+        ``change`` is ``added``, ``modified`` or ``deleted`` (a rename is a deletion and an
+        addition; a file that became a link or the other way round is ``modified``).
+        """
+
     async def new_commits(self) -> list[tuple[str, str]]:
         """Commits the agent made since the last call, oldest first: (sha, subject)."""
 
@@ -193,6 +200,14 @@ class Workspace:
         dest.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(dest, members=_inside(tar.getmembers()), filter="tar")
+
+    async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
+        """Files that differ between snapshot trees ``before`` and ``after`` (see :class:`Repository`)."""
+        out = await self._shadow("diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after)
+        fields = out.decode("utf-8", "replace").split("\0")
+        words = {"A": "added", "D": "deleted"}
+        pairs = zip(fields[0::2], fields[1::2], strict=False)
+        return sorted((path, words.get(status, "modified")) for status, path in pairs if status)
 
     async def new_commits(self) -> list[tuple[str, str]]:
         """Commits reachable from HEAD that were not seen before, oldest first."""

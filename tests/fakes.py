@@ -59,6 +59,7 @@ class FakeRepo:
     def __init__(self, world: World) -> None:
         self.world = world
         self.snapshots = 0
+        self.trees: dict[str, dict[str, str]] = {}
         self._reported = 0
 
     def files(self) -> list[str]:
@@ -67,10 +68,20 @@ class FakeRepo:
     async def snapshot(self) -> str:
         self.snapshots += 1
         await anyio.sleep(0)
-        return self.world.tree()
+        tree = self.world.tree()
+        self.trees[tree] = dict(self.world.files)
+        return tree
 
     async def export(self, tree: str, dest: Path) -> None:
         raise AssertionError("the fake runner never exports")
+
+    async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
+        old, new = self.trees[before], self.trees[after]
+        gone = [(path, "deleted") for path in old if path not in new]
+        came = [
+            (path, "added" if path not in old else "modified") for path in new if old.get(path) != new[path]
+        ]
+        return sorted(gone + came)
 
     async def new_commits(self) -> list[tuple[str, str]]:
         new = self.world.commits[self._reported :]

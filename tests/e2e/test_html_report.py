@@ -6,10 +6,11 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.test_run import changeup
 
 pytestmark = pytest.mark.slow
 
@@ -52,24 +53,8 @@ def test_report_html_loads_without_console_errors_and_shows_every_trigger(
     tmp_path: Path, challenge: str, agent: str
 ) -> None:
     """No console message at all, the page's script ran, and each fired trigger has its marker."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator",
-            "run",
-            f"challenges/{challenge}",
-            "--agent",
-            agent,
-            "--out",
-            str(tmp_path),
-            "--quiet",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    done = changeup(
+        "run", f"challenges/{challenge}", "--agent", agent, "--out", str(tmp_path), "--quiet", cwd=REPO
     )
     folder = next(tmp_path.iterdir())
     report = json.loads((folder / "report.json").read_text())
@@ -92,3 +77,22 @@ def test_broken_page_would_be_caught(tmp_path: Path) -> None:
     page.write_text("<html><body><script>undefinedFunction();</script></body></html>")
     _, console = load(page, tmp_path / "profile")
     assert any("undefinedFunction" in line for line in console)
+
+
+def test_report_html_explains_itself_messages_legend_score_and_superseded_tests(tmp_path: Path) -> None:
+    """The page shows each message whole (collapsed), the timeline's legend, the score's
+    arithmetic and the superseded tests, as report.md does."""
+    done = changeup("run", "challenges/export-time", "--out", str(tmp_path), "--quiet", cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    folder = next(tmp_path.iterdir())
+    report = json.loads((folder / "report.json").read_text())
+    dom, console = load(folder / "report.html", tmp_path / "profile")
+    assert console == []
+    for message in report["messages"]:
+        assert f'<details class="message" data-message="{message["number"]}">' in dom
+    assert report["messages"][1]["text"].splitlines()[-1] in dom
+    assert "Across: time since the session started (mm:ss)." in dom
+    assert "100% = (1 * 100% + 2 * 100%) / 3: the weighted mean of the phases' scores." in dom
+    for test in report["phases"][1]["superseded"]:
+        assert f"<li><code>{test}</code> (replaced by phase2)</li>" in dom
+    assert "3/3 (2 superseded)" in dom
