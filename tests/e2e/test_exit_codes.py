@@ -15,6 +15,7 @@ import pytest
 from orchestrator.exits import EXIT_TABLE, Exit
 from tests.challenges import without_deadline
 from tests.e2e.test_run import REPO, changeup, run
+from tests.processes import answers_ctrl_c
 
 pytestmark = pytest.mark.slow
 
@@ -134,6 +135,7 @@ def test_ctrl_c_exits_130_and_keeps_what_happened(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=answers_ctrl_c,
     ) as process:
         try:
             while not list(out.glob("*/workspace/turn-started")):

@@ -14,6 +14,7 @@ import pytest
 
 from orchestrator.eventlog import read_log
 from tests.e2e.test_run import REPO, changeup, run
+from tests.processes import answers_ctrl_c
 
 pytestmark = pytest.mark.slow
 
@@ -37,6 +38,7 @@ def started_run(out: Path, agent: str) -> tuple[subprocess.Popen[bytes], Path]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=answers_ctrl_c,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
