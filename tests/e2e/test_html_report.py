@@ -68,7 +68,7 @@ def test_report_html_loads_without_console_errors_and_shows_every_trigger(
     for phase in report["phases"]:
         assert f'data-phase="{phase["id"]}"' in dom
     assert "http://" not in dom.replace("http://www.w3.org/2000/svg", "")
-    assert done.returncode in (0, 1)
+    assert done.returncode == 0, done.stderr  # graded cleanly, whatever the score
 
 
 def test_broken_page_would_be_caught(tmp_path: Path) -> None:

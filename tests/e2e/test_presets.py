@@ -160,7 +160,7 @@ def test_preset_drives_its_cli_through_export_time(tmp_path: Path, preset: str) 
         assert row["seconds"] is not None
         for figure, value in figures.items():
             assert row[figure] == value, (figure, row)
-    assert "Turn 2" in report["turns"][1]["final_message"] or preset == "aider"
+    assert "Turn 2" in report["turns"][1]["final_message"]
     for figure, value in figures.items():
         total = report["usage"][figure]["total"]
         assert total == (None if value is None else pytest.approx(value * 2)), figure
@@ -199,12 +199,7 @@ def test_an_api_key_never_reaches_the_log_the_report_or_the_manifest(tmp_path: P
     events = (folder / "events.jsonl").read_text()
     assert "ANTHROPIC_API_KEY=[redacted $ANTHROPIC_API_KEY]" in events  # the echo was caught
     assert "[redacted $ANTHROPIC_API_KEY]" in report["turns"][0]["final_message"]
-    # runs.py freezes the manifest once it calls freeze_manifest; until then, freeze one here.
-    manifest = folder / "manifest.json"
-    if not manifest.exists():
-        agent = parse_agent("claude-code")
-        env = {**standin_env(tmp_path / "state"), "ANTHROPIC_API_KEY": SECRET}
-        write_manifest(folder, load_challenge(EXPORT_TIME), agent, env=env)
+    manifest = folder / "manifest.json"  # frozen by the run itself
     assert json.loads(manifest.read_text())["agent"]["environment"]["ANTHROPIC_API_KEY"] == "[redacted]"
     kept = [folder / "events.jsonl", manifest, *folder.glob("report.*"), *(folder / "agent").iterdir()]
     for path in kept:
@@ -212,10 +207,6 @@ def test_an_api_key_never_reaches_the_log_the_report_or_the_manifest(tmp_path: P
     assert SECRET not in done.stdout + done.stderr
 
 
-RUNS_FREEZE_MANIFEST = "freeze_manifest" in (REPO / "orchestrator" / "runs.py").read_text()
-
-
-@pytest.mark.skipif(not RUNS_FREEZE_MANIFEST, reason="orchestrator/runs.py does not call freeze_manifest yet")
 def test_the_manifest_is_frozen_before_the_agent_starts(tmp_path: Path) -> None:
     """The stand-in checks manifest.json is there at its first call; it names the version and model."""
     done, folder, _, calls = run_preset(
@@ -309,9 +300,7 @@ def test_an_interrupting_message_ends_the_turn_and_the_session_continues(
             await until(lambda: sum(isinstance(e, TurnSummary) for e in events) == 2)
             group.cancel_scope.cancel()
 
-    started = time.monotonic()
-    anyio.run(main)
-    assert time.monotonic() - started < 60  # the hung stand-in did not sleep its 120 s out
+    anyio.run(main)  # the hung stand-in sleeps an hour: only the interrupt ends its turn
     ended = [e for e in events if isinstance(e, AgentTurnEnded)]
     assert [e.reason for e in ended] == ["interrupted", ""]
     first, second = [e for e in events if isinstance(e, TurnSummary)]
