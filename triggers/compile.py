@@ -1,10 +1,12 @@
 """Compile resolved conditions into closures over :class:`~triggers.facts.Facts`.
 
 A compiled condition also knows which facts it depends on (so the engine re-evaluates it
-only when one of them changes) and, for comparisons involving time, the instants at which
-its value can flip as time passes (so the engine can wake it exactly then). Durations are
-``t - anchor``; a comparison ``t - anchor > c`` is evaluated as ``t > anchor + c`` so the
-instant computed for a wake-up and the evaluation at that instant agree bit for bit.
+only when one of them changes; a phase's pass, ``tests:<phase>``, is a fact apart from its
+counts, ``counts:<phase>``, which change on nearly every run) and, for comparisons involving
+time, the instants at which its value can flip as time passes (so the engine can wake it
+exactly then). Durations are ``t - anchor``; a comparison ``t - anchor > c`` is evaluated
+as ``t > anchor + c`` so the instant computed for a wake-up and the evaluation at that
+instant agree bit for bit.
 """
 
 from __future__ import annotations
@@ -94,6 +96,11 @@ class Compiled:
     clocks: tuple[Clock, ...]
     #: the earliest instant after ``facts.t`` at which time alone may change the value
     next_change: Value
+
+    @property
+    def reads_verdicts(self) -> bool:
+        """The condition reads a test verdict (a phase's pass, or its counts)."""
+        return any(dep.startswith(("tests:", "counts:")) for dep in self.deps)
 
 
 def compile_condition(expr: Expr, globs: GlobTable) -> Compiled:
@@ -213,7 +220,7 @@ def _count(expr: Expr, reads: _Reads) -> Value:
     arg = expr.args[0]
     assert isinstance(arg, Name)
     phase = arg.name
-    reads.add(f"tests:{phase}")
+    reads.add(f"counts:{phase}")
     table = "passed" if expr.name == "tests_passed" else "failed"
     return lambda f: getattr(f, table).get(phase, 0)
 

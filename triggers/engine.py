@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable
+from heapq import heappop, heappush
 
 from triggers.compile import Compiled, GlobTable, compile_condition
 from triggers.durations import format_duration
@@ -61,9 +62,12 @@ class _Watch:
     __slots__ = (
         "cond",
         "count",
+        "decisive",
         "end_reason",
         "evaluate",
+        "facets",
         "hold",
+        "reads_tests",
         "since",
         "spec",
         "state",
@@ -82,6 +86,11 @@ class _Watch:
         self.timed = bool(cond.clocks)
         self.unlocks = spec.unlocks
         self.hold = spec.hold
+        # Unlocking a phase or ending the session waits until the step's other firings are done.
+        self.decisive = spec.unlocks is not None or bool(end_reason)
+        # A hold on a verdict completes only once no newer test request is outstanding.
+        self.reads_tests = cond.reads_verdicts
+        self.facets: tuple[str, ...] = ()  # the facts whose change visits it (set by the engine)
         self.state = _INACTIVE
         self.since = 0.0
         self.count = 0
@@ -115,16 +124,24 @@ class Engine:
             if watch.spec.unlocks is not None:
                 deps.add(f"phase:{watch.spec.unlocks}")  # to retire it once its phase unlocks
             only_falsify = watch.cond.deps - watch.cond.raises
-            for dep in sorted(deps):
+            watch.facets = tuple(sorted(deps))
+            for dep in watch.facets:
                 table = self._falsified if dep in only_falsify else self._readers
                 table.setdefault(dep, []).append(index)
         self._globs = [compile_glob(p) for p in globs.patterns]
         self._glob_hits: dict[str, tuple[int, ...]] = {}
+        # Facet names, formatted once: they are looked up on every change.
+        self._glob_facets = [f"glob:{index}" for index in range(len(self._globs))]
+        self._test_facets = {phase: f"tests:{phase}" for phase in spec.phases}
+        self._count_facets = {phase: f"counts:{phase}" for phase in spec.phases}
         self.facts = Facts(len(self._globs))
         self._files: set[str] = set()
         self._wakes: list[tuple[float, int]] = []
         self._requests = 0
         self._answered = 0  # the latest test request a result has answered
+        # Pending watches whose hold is over but whose condition reads a verdict that a newer
+        # test request will replace: they fire, if they still hold, once it is answered.
+        self._overdue: set[int] = set()
         self._unlocked: tuple[str, ...] = ()
         self._undelivered = 0
         self._busy = False
@@ -162,27 +179,42 @@ class Engine:
         if self.ended is not None:
             return ()
         facts = self.facts
-        if not self._started and not isinstance(event, SessionStarted):
+        kind = type(event)
+        if not self._started and kind is not SessionStarted:
             raise EngineError(f"the first event must be session.started, not {event.kind}")
         if event.t < facts.t:
             raise EngineError(f"{event.kind} at t={event.t} is earlier than t={facts.t}")
+        if isinstance(event, TestsResult) and event.request < self._answered:
+            # One runner answers requests in the order they were made; a log that says
+            # otherwise was reordered or edited, and its verdicts cannot be trusted.
+            raise EngineError(
+                f"tests.result for request {event.request} at t={event.t} arrived after the "
+                f"result for request {self._answered}; results must answer requests in order"
+            )
         facts.t = event.t
-        if type(event) is ClockTick and self._started and not (self._wakes and self._wakes[0][0] <= event.t):
+        wakes = self._wakes
+        due = bool(wakes) and wakes[0][0] <= event.t
+        if kind is ClockTick and not due:
             # Only time moved and nothing is due: no fact changed, so no decision can. (Had
             # the last step left the session settled and idle, it would have ended then.)
             return ()
         actions: list[Action] = []
-        changed: list[str] = []
         if isinstance(event, SessionStarted):
             self._start(event, actions)
             dirty = set(range(len(self._watches)))
         else:
+            changed: list[str] = []
             self._apply(event, actions, changed)
-            dirty = set()
-        self._dirty_from(changed, dirty)
-        self._due(event.t, dirty)
-        self._evaluate(dirty, event, actions)
-        if self.ended is None and self._settled and self._idle():
+            dirty = self._dirty_from(changed)
+            if self._overdue and self._answered >= self._requests:
+                # The verdict the overdue holds waited for has come: they may fire now.
+                dirty.update(self._overdue)
+                self._overdue.clear()
+        if due:
+            self._due(event.t, dirty)
+        if dirty:
+            self._evaluate(dirty, event, actions)
+        if self._settled and self.ended is None and self._idle():
             self._end(EndSession("agent_exited" if self._gone else "agent_done"), actions)
         return tuple(actions)
 
@@ -254,27 +286,25 @@ class Engine:
                 count = facts.glob_exists[index] + (exists_after - exists_before)
                 newly_changed = by_agent and not facts.glob_changed[index]
                 if (count > 0) != (facts.glob_exists[index] > 0) or newly_changed:
-                    changed.append(f"glob:{index}")
+                    changed.append(self._glob_facets[index])
                 facts.glob_exists[index] = count
                 facts.glob_changed[index] = facts.glob_changed[index] or by_agent
 
     def _record_result(self, event: TestsResult, changed: list[str]) -> None:
         facts = self.facts
-        self._answered = max(self._answered, event.request)
+        self._answered = event.request
         for result in event.phases:
             phase = result.phase
             if phase not in facts.unlocked:
                 continue
             passing = result.all_pass
-            if (
-                facts.passing.get(phase) != passing
-                or facts.passed.get(phase) != result.passed
-                or facts.failed.get(phase) != result.failed
-            ):
+            if facts.passing.get(phase) != passing:
                 facts.passing[phase] = passing
+                changed.append(self._test_facets[phase])
+            if facts.passed.get(phase) != result.passed or facts.failed.get(phase) != result.failed:
                 facts.passed[phase] = result.passed
                 facts.failed[phase] = result.failed
-                changed.append(f"tests:{phase}")
+                changed.append(self._count_facets[phase])
         if self._settle_request is not None and event.request >= self._settle_request:
             self._settle_request = None
             self._settled = True
@@ -335,8 +365,10 @@ class Engine:
 
     # --- evaluation ------------------------------------------------------------------------
 
-    def _dirty_from(self, facets: Iterable[str], dirty: set[int]) -> None:
+    def _dirty_from(self, facets: Iterable[str]) -> set[int]:
+        """The watches that a change of ``facets`` may affect."""
         readers, falsified, watches = self._readers, self._falsified, self._watches
+        dirty: set[int] = set()
         for facet in facets:
             indexes = readers.get(facet)
             if indexes:
@@ -346,6 +378,7 @@ class Engine:
                 # An inactive watch's condition was false at its last visit, and time alone
                 # cannot have turned it since (a wake-up would be due): it stays false.
                 dirty.update(i for i in indexes if watches[i].state != _INACTIVE)
+        return dirty
 
     def _due(self, t: float, dirty: set[int]) -> None:
         wakes = self._wakes
@@ -357,48 +390,85 @@ class Engine:
                 dirty.add(index)
 
     def _evaluate(self, dirty: set[int], event: Event, actions: list[Action]) -> None:
-        watches = self._watches
-        while dirty:
-            changed: list[str] = []
-            for index in sorted(dirty):
-                watch = watches[index]
-                if watch.state != _DONE:
-                    self._visit(index, watch, event, actions, changed)
-                    if self.ended is not None:
-                        return
-            dirty = set()
-            self._dirty_from(changed, dirty)
+        """Visit the dirty watches, highest priority first, until the step settles.
 
-    def _visit(
-        self, index: int, watch: _Watch, event: Event, actions: list[Action], changed: list[str]
-    ) -> None:
+        A trigger that unlocks nothing fires as soon as it is found ready, and the watches its
+        firing may change are visited in turn, again highest priority first. A trigger that
+        unlocks a phase, and the end condition and time limit, only wait in ``ready`` until
+        nothing else is left to visit; then the first of them (by priority, then file order)
+        fires if it is still ready, and the cascade goes on. So priority decides between
+        unlockers even when one of them became ready through another trigger's firing.
+        """
+        watches, visit = self._watches, self._visit
+        queue = sorted(dirty)  # a sorted list is a heap
+        ready: set[int] = set()
+        while True:
+            while queue:
+                index = heappop(queue)
+                if queue and queue[0] == index:
+                    continue  # queued twice: the later visit is the one that counts
+                watch = watches[index]
+                if watch.state != _DONE and visit(index, watch, actions):
+                    if watch.decisive:
+                        ready.add(index)
+                    else:
+                        for other in self._dirty_from(self._fire(index, watch, event, actions)):
+                            heappush(queue, other)
+                elif ready:
+                    ready.discard(index)
+            if not ready:
+                return
+            index = min(ready)
+            ready.discard(index)
+            watch = watches[index]
+            # Visited again: a fact it reads only to be falsified may have moved since.
+            if watch.state != _DONE and visit(index, watch, actions):
+                changed = self._fire(index, watch, event, actions)
+                if self.ended is not None:
+                    return
+                for other in self._dirty_from(changed):
+                    heappush(queue, other)
+
+    def _visit(self, index: int, watch: _Watch, actions: list[Action]) -> bool:
+        """Bring a watch's state up to date with the facts; True if it is ready to fire."""
         facts = self.facts
         unlocks = watch.unlocks
         if unlocks is not None and unlocks in facts.unlocked:
             # A trigger that unlocks a phase fires only while that phase is locked.
             if watch.state == _PENDING:
                 actions.append(TriggerCleared(watch.spec.id))
-            watch.state = _DONE
-            return
-        hold = watch.hold
+            self._retire(index, watch)
+            return False
+        state = watch.state
         if watch.evaluate(facts):
-            if watch.state == _INACTIVE and hold > 0:
+            if state == _INACTIVE:
+                if not watch.hold:
+                    return True
                 watch.state = _PENDING
                 watch.since = facts.t
                 actions.append(TriggerPending(watch.spec.id, facts.t))
-            if watch.state == _INACTIVE or (watch.state == _PENDING and facts.t >= watch.since + hold):
-                self._fire(watch, event, actions, changed)
-                if watch.state == _DONE or self.ended is not None:
-                    return
-        elif watch.state == _PENDING:
+            elif state == _PENDING and facts.t >= watch.since + watch.hold:
+                if not (watch.reads_tests and self._answered < self._requests):
+                    return True
+                self._overdue.add(index)  # the hold is over, but a newer verdict is coming
+        elif state == _PENDING:
             watch.state = _INACTIVE
             actions.append(TriggerCleared(watch.spec.id))
-        elif watch.state == _FIRED:
+        elif state == _FIRED:
             watch.state = _INACTIVE  # a repeating trigger re-arms once its condition lapses
+        if watch.timed or watch.state == _PENDING:
+            self._schedule(index, watch)
+        return False
+
+    def _schedule(self, index: int, watch: _Watch) -> None:
+        """Ask to be woken when time alone may change this watch."""
         if watch.state == _PENDING:
-            wake = min(watch.cond.next_change(facts), watch.since + hold)
-        elif watch.timed:
-            wake = watch.cond.next_change(facts)
+            wake = watch.cond.next_change(self.facts)
+            due = watch.since + watch.hold
+            if due > self.facts.t:  # else overdue: the verdict it waits for wakes it
+                wake = min(wake, due)
+        elif watch.state != _DONE:  # timed
+            wake = watch.cond.next_change(self.facts)
         else:
             return
         # Only an earlier wake-up is pushed: a later one is found when the scheduled one
@@ -407,12 +477,14 @@ class Engine:
             watch.wake = wake
             heapq.heappush(self._wakes, (wake, index))
 
-    def _fire(self, watch: _Watch, event: Event, actions: list[Action], changed: list[str]) -> None:
+    def _fire(self, index: int, watch: _Watch, event: Event, actions: list[Action]) -> list[str]:
+        """Fire a ready watch; return the facets its firing changed."""
         spec = watch.spec
         facts = self.facts
+        changed: list[str] = []
         if watch.end_reason:
             self._end(EndSession(watch.end_reason, watch.cond.text), actions)
-            return
+            return changed
         watch.count += 1
         cause = f"{spec.text or watch.cond.text} held on {event.kind} at {_when(facts.t)}"
         if spec.hold > 0:
@@ -421,7 +493,10 @@ class Engine:
         if spec.id not in facts.fired:
             changed.append(f"fired:{spec.id}")
         facts.fired[spec.id] = watch.count
-        watch.state = _DONE if spec.once else _FIRED
+        if spec.once:
+            self._retire(index, watch)
+        else:
+            watch.state = _FIRED
         if spec.unlocks is not None:
             facts.unlocked[spec.unlocks] = facts.t
             self._unlocked = tuple(p for p in self.spec.phases if p in facts.unlocked)
@@ -433,6 +508,18 @@ class Engine:
             self._undelivered += 1
         if spec.unlocks is not None:
             actions.append(self._run_tests(f"{spec.unlocks} unlocked"))
+        if watch.timed or watch.state == _PENDING:
+            self._schedule(index, watch)
+        return changed
+
+    def _retire(self, index: int, watch: _Watch) -> None:
+        """The watch can never fire again: no fact need ever visit it."""
+        watch.state = _DONE
+        for table in (self._readers, self._falsified):
+            for facet in watch.facets:
+                readers = table.get(facet)
+                if readers and index in readers:
+                    readers.remove(index)
 
     def _end(self, end: EndSession, actions: list[Action]) -> None:
         self.ended = end

@@ -160,6 +160,42 @@ def test_for_hold_clears_when_condition_lapses() -> None:
     assert e.step(result(300.0, request=3, phase1=(1, 0))) == (TriggerPending("pivot", 300.0),)
 
 
+def test_for_hold_on_a_verdict_waits_for_the_newest_request() -> None:
+    """A hold on test verdicts that ends while a newer request is outstanding waits for it,
+    then fires on that verdict if the condition still holds (even unchanged)."""
+    e = engine({**PIVOT, "hold": 120.0})
+    e.step(SessionStarted(0.0))
+    e.step(result(10.0, phase1=(1, 0)))
+    e.step(FilesChanged(100.0, (FileChange("a.py", "modified"),)))  # request 2
+    assert e.step(ClockTick(130.0)) == ()
+    assert e.trigger_state("pivot") == "pending"
+    assert e.next_wakeup is None  # the verdict, not the clock, completes it
+    actions = e.step(result(140.0, request=2, phase1=(1, 0)))
+    assert fired(actions) == ["pivot"]
+    fire = actions[0]
+    assert isinstance(fire, TriggerFired)
+    assert "held on tests.result at 140s for 2min since 10s" in fire.cause
+
+
+def test_for_hold_on_a_verdict_clears_when_the_newest_verdict_fails() -> None:
+    """A hold waiting for the newest verdict is cleared if that verdict breaks the condition."""
+    e = engine({**PIVOT, "hold": 120.0})
+    e.step(SessionStarted(0.0))
+    e.step(result(10.0, phase1=(1, 0)))
+    e.step(FilesChanged(100.0, (FileChange("a.py", "modified"),)))
+    e.step(ClockTick(130.0))
+    assert e.step(result(140.0, request=2, phase1=(0, 1))) == (TriggerCleared("pivot"),)
+
+
+def test_for_hold_on_time_alone_ignores_test_requests() -> None:
+    """A hold whose condition reads no verdict completes on time, requests or not."""
+    e = engine({"id": "slow", "condition": "commits >= 1", "hold": 60.0, "message": "m"})
+    e.step(SessionStarted(0.0))
+    e.step(CommitMade(1.0, "a"))
+    e.step(FilesChanged(2.0, (FileChange("a.py", "modified"),)))
+    assert fired(e.step(ClockTick(61.0))) == ["slow"]
+
+
 def test_pending_unlocker_is_cleared_when_another_trigger_unlocks_its_phase() -> None:
     """A pending trigger whose phase another trigger unlocks is cleared in that same step."""
     slow = {**PIVOT, "id": "slow", "hold": 60.0, "priority": 1}
@@ -210,6 +246,32 @@ def test_priority_decides_between_simultaneous_unlockers() -> None:
     e.step(SessionStarted(0.0))
     assert fired(e.step(CommitMade(1.0, "a"))) == ["high"]
     assert e.trigger_state("low") == "done"
+
+
+def test_priority_holds_for_an_unlocker_made_ready_by_a_cascade() -> None:
+    """An unlocker that a notice's firing makes ready in the same step still wins on priority.
+
+    ``low`` is ready on the commit itself; ``high`` only once ``notice`` has fired on that same
+    commit. Both are ready at the same moment, so the higher priority unlocks the phase.
+    """
+    low = {"id": "low", "condition": "commits >= 1", "unlocks": "phase2", "message": "low"}
+    notice = {"id": "notice", "condition": "first_commit", "message": "committed"}
+    high = {"id": "high", "condition": "fired(notice)", "unlocks": "phase2", "message": "high", "priority": 5}
+    e = engine(low, notice, high)
+    e.step(SessionStarted(0.0))
+    actions = e.step(CommitMade(1.0, "a"))
+    assert fired(actions) == ["notice", "high"]
+    assert PhaseUnlocked("phase2", "high") in actions
+    assert e.trigger_state("low") == "done"
+
+
+def test_unlocking_waits_for_the_triggers_that_unlock_nothing() -> None:
+    """In one step, triggers that only send a message fire before a phase unlocks."""
+    before = {"id": "before", "condition": "first_commit and not phase_unlocked(phase2)", "message": "m"}
+    pivot = {"id": "pivot", "condition": "first_commit", "unlocks": "phase2", "priority": 5}
+    e = engine(pivot, before)
+    e.step(SessionStarted(0.0))
+    assert fired(e.step(CommitMade(1.0, "a"))) == ["before", "pivot"]
 
 
 def test_file_order_decides_equal_priority() -> None:
@@ -278,11 +340,8 @@ def test_time_comparisons(condition: str, before: bool, after: bool) -> None:
     e = engine({"id": "x", "condition": condition, "message": "m", "once": False})
     started = fired(e.step(SessionStarted(0.0))) == ["x"]
     assert started is before
-    fired_after = started
     while (wake := e.next_wakeup) is not None and wake <= 11.0:
-        fired_after = bool(fired(e.step(ClockTick(wake)))) or (
-            fired_after and e.trigger_state("x") == "fired"
-        )
+        e.step(ClockTick(wake))
     e.step(ClockTick(11.0))
     assert (e.trigger_state("x") == "fired") is after
 
@@ -476,6 +535,17 @@ def test_time_going_backwards_is_refused() -> None:
     e.step(SessionStarted(5.0))
     with pytest.raises(EngineError, match="earlier"):
         e.step(ClockTick(4.0))
+
+
+def test_results_out_of_order_are_refused() -> None:
+    """A result for an older request than one already answered is an error, naming both."""
+    e = engine(PIVOT)
+    e.step(SessionStarted(0.0))
+    e.step(FilesChanged(1.0, (FileChange("a.py", "modified"),)))
+    e.step(result(2.0, request=2, phase1=(0, 1)))
+    with pytest.raises(EngineError, match=r"request 1 at t=3.0 arrived after the result for request 2"):
+        e.step(result(3.0, request=1, phase1=(1, 0)))
+    assert e.trigger_state("pivot") == "inactive"
 
 
 def test_agent_restart_after_exit() -> None:

@@ -1,0 +1,326 @@
+"""A trigger engine written to be obviously right, not fast: the oracle of the differential test.
+
+It keeps no dirty sets, no reader tables and no wake-up heap. After each event it visits every
+trigger, highest priority first, and starts over from the top after each firing, until a whole
+pass fires nothing; only then does the first trigger ready to unlock a phase fire (and the
+passes start again), and only when none is left are the end condition and the time limit
+looked at. Its wake-up is the minimum over every live trigger. :class:`triggers.Engine` must
+take exactly its decisions (``tests/triggers/test_differential.py``); conditions themselves
+are evaluated by the same compiled closures, which ``test_syntax`` and ``test_engine`` check.
+"""
+
+from __future__ import annotations
+
+import math
+
+from triggers import (
+    BRIEFING,
+    AgentExited,
+    AgentStarted,
+    AgentTurnEnded,
+    CommitMade,
+    EndSession,
+    EngineError,
+    Event,
+    FilesChanged,
+    MessageDelivered,
+    MessageQueued,
+    PhaseUnlocked,
+    RunTests,
+    SessionStarted,
+    Spec,
+    TestsResult,
+    TriggerCleared,
+    TriggerFired,
+    TriggerPending,
+    TriggerSpec,
+    format_duration,
+)
+from triggers.compile import Compiled, GlobTable, compile_condition
+from triggers.facts import Facts
+from triggers.globs import compile_glob
+from triggers.records import Action
+
+#: How many instants ahead "time alone may still fire a trigger" looks (the engine's ``_LOOKAHEAD``).
+LOOKAHEAD = 64
+
+
+class Trigger:
+    """One trigger (or the end condition, or the time limit) and its state."""
+
+    def __init__(self, spec: TriggerSpec, cond: Compiled, end_reason: str = "") -> None:
+        self.spec = spec
+        self.cond = cond
+        self.end_reason = end_reason
+        self.state = "inactive"
+        self.since = 0.0
+        self.count = 0
+
+    @property
+    def decisive(self) -> bool:
+        """Its firing unlocks a phase or ends the session, so it waits for the others."""
+        return self.spec.unlocks is not None or bool(self.end_reason)
+
+    @property
+    def reads_tests(self) -> bool:
+        """Its condition reads a test verdict."""
+        return self.cond.reads_verdicts
+
+
+class Reference:
+    """The decisions of :class:`triggers.Engine`, taken the slow and obvious way."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        globs = GlobTable()
+        # sorted() is stable: file order within one priority.
+        ordered = sorted(spec.triggers, key=lambda t: -t.priority)
+        self.triggers = [Trigger(t, compile_condition(t.condition, globs)) for t in ordered]
+        for expr, reason in ((spec.end, "end_condition"), (spec.time_limit_condition(), "time_limit")):
+            if expr is not None:
+                self.triggers.append(
+                    Trigger(TriggerSpec(reason, expr), compile_condition(expr, globs), reason)
+                )
+        self.globs = [compile_glob(p) for p in globs.patterns]
+        self.facts = Facts(len(self.globs))
+        self.files: set[str] = set()
+        self.touched: set[str] = set()  # every path the agent created, changed or deleted
+        self.requests = 0
+        self.answered = 0
+        self.undelivered = 0
+        self.busy = False
+        self.gone = False
+        self.settle_request: int | None = None
+        self.settled = False
+        self.ended: EndSession | None = None
+
+    # --- what the session asks ---------------------------------------------------------
+
+    @property
+    def unlocked(self) -> tuple[str, ...]:
+        """Unlocked phases in challenge order."""
+        return tuple(p for p in self.spec.phases if p in self.facts.unlocked)
+
+    def states(self) -> dict[str, str]:
+        """Every trigger's state by id."""
+        return {t.spec.id: t.state for t in self.triggers if not t.end_reason}
+
+    @property
+    def next_wakeup(self) -> float | None:
+        """The earliest instant at which time alone may change a live trigger."""
+        if self.ended is not None:
+            return None
+        wakes = [math.inf]
+        for trigger in self.live():
+            wakes.append(trigger.cond.next_change(self.facts))
+            due = trigger.since + trigger.spec.hold
+            if trigger.state == "pending" and due > self.facts.t:
+                wakes.append(due)
+        wake = min(wakes)
+        return None if wake == math.inf else wake
+
+    @property
+    def waiting_for_time(self) -> bool:
+        """The agent is settled and idle, and only time can still fire a trigger."""
+        if self.ended is not None or not self.settled or self.gone or self.busy:
+            return False
+        if self.undelivered > 0 or self.answered < self.requests:
+            return False
+        return self.any_pending() or self.time_may_fire()
+
+    # --- stepping ----------------------------------------------------------------------
+
+    def step(self, event: Event) -> tuple[Action, ...]:
+        """Take one event; return its actions."""
+        if self.ended is not None:
+            return ()
+        if not self.facts.unlocked and not isinstance(event, SessionStarted):
+            raise EngineError("the first event must be session.started")
+        if event.t < self.facts.t:
+            raise EngineError("time went backwards")
+        if isinstance(event, TestsResult) and event.request < self.answered:
+            raise EngineError("a tests.result older than one already answered")
+        self.facts.t = event.t
+        actions: list[Action] = []
+        self.apply(event, actions)
+        self.settle(event, actions)
+        if self.ended is None and self.settled and self.idle():
+            self.ended = EndSession("agent_exited" if self.gone else "agent_done")
+            actions.append(self.ended)
+        return tuple(actions)
+
+    def apply(self, event: Event, actions: list[Action]) -> None:
+        """Update the facts from one event."""
+        facts = self.facts
+        if isinstance(event, SessionStarted):
+            if facts.unlocked:
+                raise EngineError("session.started arrived twice")
+            self.files.update(event.files)
+            first = self.spec.phases[0]
+            facts.unlocked[first] = event.t
+            facts.phase_anchor = facts.idle_anchor = event.t
+            actions.append(PhaseUnlocked(first))
+            if self.spec.briefing:
+                actions.append(MessageQueued(BRIEFING, "briefing", self.spec.briefing))
+                self.undelivered += 1
+            actions.append(self.run_tests("session started"))
+        elif isinstance(event, FilesChanged):
+            facts.idle_anchor = event.t
+            for change in event.changes:
+                self.touched.add(change.path)
+                if change.change == "deleted":
+                    self.files.discard(change.path)
+                else:
+                    self.files.add(change.path)
+            actions.append(self.run_tests("files changed"))
+        elif isinstance(event, TestsResult):
+            self.answered = max(self.answered, event.request)
+            for result in event.phases:
+                if result.phase in facts.unlocked:
+                    facts.passing[result.phase] = result.all_pass
+                    facts.passed[result.phase] = result.passed
+                    facts.failed[result.phase] = result.failed
+            if self.settle_request is not None and event.request >= self.settle_request:
+                self.settle_request = None
+                self.settled = True
+        elif isinstance(event, CommitMade):
+            facts.commits += 1
+        elif isinstance(event, MessageDelivered):
+            self.undelivered -= 1
+            self.busy = True
+            self.settled = False
+            facts.delivered.add(event.trigger)
+        elif isinstance(event, AgentTurnEnded | AgentExited):
+            self.busy = False
+            self.gone = self.gone or isinstance(event, AgentExited)
+            facts.turns += 1
+            request = self.run_tests("agent exited" if self.gone else "turn ended")
+            self.settle_request = request.request
+            self.settled = False
+            actions.append(request)
+        elif isinstance(event, AgentStarted):
+            self.gone = False
+        for index, pattern in enumerate(self.globs):
+            facts.glob_exists[index] = sum(1 for path in self.files if pattern.match(path))
+            facts.glob_changed[index] = any(pattern.match(path) for path in self.touched)
+
+    def settle(self, event: Event, actions: list[Action]) -> None:
+        """Visit every trigger until nothing more fires."""
+        while self.ended is None:
+            ready = []
+            for trigger in self.triggers:
+                if trigger.state == "done" or not self.visit(trigger, actions):
+                    continue
+                if not trigger.decisive:
+                    self.fire(trigger, event, actions)
+                    break  # start over from the highest priority
+                ready.append(trigger)
+            else:
+                if not ready:
+                    return
+                self.fire(ready[0], event, actions)
+
+    def visit(self, trigger: Trigger, actions: list[Action]) -> bool:
+        """Bring a trigger's state up to date; True if it is ready to fire."""
+        if trigger.spec.unlocks is not None and trigger.spec.unlocks in self.facts.unlocked:
+            if trigger.state == "pending":
+                actions.append(TriggerCleared(trigger.spec.id))
+            trigger.state = "done"
+            return False
+        if not trigger.cond.evaluate(self.facts):
+            if trigger.state == "pending":
+                actions.append(TriggerCleared(trigger.spec.id))
+            if trigger.state in ("pending", "fired"):
+                trigger.state = "inactive"
+            return False
+        if trigger.state == "inactive" and trigger.spec.hold == 0:
+            return True
+        if trigger.state == "inactive":
+            trigger.state = "pending"
+            trigger.since = self.facts.t
+            actions.append(TriggerPending(trigger.spec.id, self.facts.t))
+            return False
+        if trigger.state == "pending":
+            held = self.facts.t >= trigger.since + trigger.spec.hold
+            verdict_due = trigger.reads_tests and self.answered < self.requests
+            return held and not verdict_due
+        return False
+
+    def fire(self, trigger: Trigger, event: Event, actions: list[Action]) -> None:
+        """Fire one trigger (or end the session)."""
+        spec, facts = trigger.spec, self.facts
+        if trigger.end_reason:
+            self.ended = EndSession(trigger.end_reason, trigger.cond.text)
+            actions.append(self.ended)
+            return
+        trigger.count += 1
+        cause = f"{spec.text or trigger.cond.text} held on {event.kind} at {when(facts.t)}"
+        if spec.hold > 0:
+            cause += f" for {format_duration(spec.hold)} since {when(trigger.since)}"
+        actions.append(TriggerFired(spec.id, cause, trigger.count))
+        facts.fired[spec.id] = trigger.count
+        trigger.state = "done" if spec.once else "fired"
+        if spec.unlocks is not None:
+            facts.unlocked[spec.unlocks] = facts.t
+            facts.phase_anchor = facts.t
+            actions.append(PhaseUnlocked(spec.unlocks, spec.id))
+        if spec.message:
+            actions.append(MessageQueued(spec.id, spec.message_kind, spec.message, spec.interrupt))
+            self.undelivered += 1
+        if spec.unlocks is not None:
+            actions.append(self.run_tests(f"{spec.unlocks} unlocked"))
+
+    def run_tests(self, reason: str) -> RunTests:
+        """A new numbered test request on the unlocked phases."""
+        self.requests += 1
+        return RunTests(self.requests, self.unlocked, reason)
+
+    # --- when the session is over ------------------------------------------------------
+
+    def live(self) -> list[Trigger]:
+        """Triggers that may still fire."""
+        return [
+            t
+            for t in self.triggers
+            if t.state != "done" and (t.spec.unlocks is None or t.spec.unlocks not in self.facts.unlocked)
+        ]
+
+    def any_pending(self) -> bool:
+        """Some trigger is pending."""
+        return any(t.state == "pending" for t in self.triggers)
+
+    def idle(self) -> bool:
+        """The agent is gone, or idle with nothing that could still fire a trigger."""
+        if self.gone:
+            return True
+        if self.busy or self.undelivered > 0 or self.answered < self.requests:
+            return False
+        return not self.any_pending() and not self.time_may_fire()
+
+    def time_may_fire(self) -> bool:
+        """Time alone, facts unchanged, makes some live timed trigger hold (re-armed) before the limit."""
+        limit = self.spec.time_limit if self.spec.time_limit is not None else math.inf
+        now = self.facts.t
+        try:
+            for trigger in self.live():
+                if trigger.end_reason or not trigger.cond.clocks:
+                    continue
+                self.facts.t = now
+                armed = trigger.state != "fired" or not trigger.cond.evaluate(self.facts)
+                for _ in range(LOOKAHEAD):
+                    self.facts.t = trigger.cond.next_change(self.facts)
+                    if self.facts.t >= limit:
+                        break
+                    holds = trigger.cond.evaluate(self.facts)
+                    if holds and armed:
+                        return True
+                    armed = armed or not holds
+        finally:
+            self.facts.t = now
+        return False
+
+
+def when(seconds: float) -> str:
+    """A moment as the engine words it in a cause."""
+    rounded = round(seconds, 3)
+    return format_duration(rounded) if rounded > 0 else "0s"
