@@ -43,11 +43,24 @@ from triggers.check import did_you_mean
 from triggers.globs import GlobError, compile_glob
 from triggers.syntax import And, Call, Compare, Duration, Name
 
-__all__ = ["ChallengeError", "challenge_digest", "challenge_warnings", "load_challenge", "validate"]
+__all__ = [
+    "IGNORED_PARTS",
+    "OMIT_LIST",
+    "ChallengeError",
+    "challenge_digest",
+    "challenge_warnings",
+    "load_challenge",
+    "omitted",
+    "validate",
+]
 
 CHALLENGE_FILE = "challenge.yaml"
+#: In a broken variant's phase folder: the files of the reference's phase folder it leaves
+#: out, one path a line (the variant is an overlay on the reference; docs/authoring.md).
+OMIT_LIST = ".omit"
 _ROOT: Path_ = ("challenge",)
-_IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+#: Tool caches: never part of a challenge (its digest, the copy a run keeps).
+IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
 
 class ChallengeError(Exception):
@@ -88,7 +101,7 @@ def challenge_digest(root: Path) -> str:
     digest = hashlib.sha256()
     for file in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = file.relative_to(root)
-        if _IGNORED_PARTS & set(relative.parts):
+        if IGNORED_PARTS & set(relative.parts):
             continue
         digest.update(relative.as_posix().encode() + b"\0")
         digest.update(file.read_bytes() + b"\0")
@@ -226,6 +239,7 @@ class _Semantics:
         self._rubric(listings)
         self._calibration(listings)
         self._folders()
+        self._overlays()
         if self.problems:
             return sorted(set(self.problems))
         # Messages name paths as the author gave them; the loaded challenge holds absolute ones.
@@ -544,6 +558,41 @@ class _Semantics:
     def _folders(self) -> None:
         if not (self.root / "workspace").is_dir():
             self.report((), "missing folder workspace/ (the starter files the agent begins from)", key=True)
+
+    def _overlays(self) -> None:
+        solutions = self.root / "solutions"
+        for omit in sorted(solutions.glob(f"reference/*/{OMIT_LIST}")):
+            what = (
+                f"{OMIT_LIST} belongs in a broken variant's phase folder (solutions/broken/<name>/<phase>/); "
+                "the reference is laid over nothing"
+            )
+            self.problems.append(Problem(str(omit), 0, 0, what))
+        for omit in sorted(solutions.glob(f"broken/*/*/{OMIT_LIST}")):
+            self.problems += _omit_problems(omit, solutions / "reference" / omit.parent.name)
+
+
+def omitted(omit: Path) -> list[tuple[int, str]]:
+    """The paths an ``.omit`` list names, with their line numbers (blank lines aside; none if no file)."""
+    if not omit.is_file():
+        return []
+    lines = omit.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [(number, line.strip()) for number, line in enumerate(lines, 1) if line.strip()]
+
+
+def _omit_problems(omit: Path, reference: Path) -> list[Problem]:
+    """Each path of ``omit`` that names no file or folder of the reference's phase folder."""
+    present = [p.relative_to(reference).as_posix() for p in reference.rglob("*")]
+    return [
+        Problem(
+            str(omit),
+            number,
+            1,
+            f"{path!r} is not in solutions/reference/{reference.name}/, so there is nothing to omit"
+            f"{did_you_mean(path, present)} (one path a line, relative to the phase folder)",
+        )
+        for number, path in omitted(omit)
+        if path not in present
+    ]
 
 
 def _known(test_id: str, listing: dict[str, list[str]]) -> bool:

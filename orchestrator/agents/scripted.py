@@ -2,7 +2,7 @@
 
 It needs no network and no key, which is what makes ``make demo``, the end-to-end tests
 and calibration possible. For each message whose trigger unlocks a phase (the briefing
-unlocks the first) it applies ``solutions/<variant>/<phase>/``:
+unlocks the first) it applies ``solutions/reference/<phase>/``:
 
 1. deletes the workspace files its ``.delete`` file lists (globs, one per line);
 2. copies the folder over the workspace (its dot-files stay behind);
@@ -10,13 +10,16 @@ unlocks the first) it applies ``solutions/<variant>/<phase>/``:
 4. commits, with ``.commit-message`` as the message (default ``Implement <phase>``);
 5. applies ``.followup/`` the same way as a second commit, if there is one.
 
-A broken variant falls back to the reference for phases it does not override.
+A broken variant is an overlay on the reference: where it has a folder for the phase, the
+folder applied is the reference's with the variant's files laid over it (theirs win) and the
+paths its ``.omit`` list names left out. Where it has none, the reference's is applied.
 """
 
 from __future__ import annotations
 
 import contextlib
 import shutil
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -24,6 +27,7 @@ import anyio
 from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, TurnAgent
 from orchestrator.challenge import Challenge
 from orchestrator.grading.git import GitError, git_sync
+from orchestrator.loader import OMIT_LIST, omitted
 from triggers import AgentOutput
 from triggers.globs import compile_glob
 
@@ -67,13 +71,21 @@ class ScriptedAgent(TurnAgent):
         for message in messages:
             if not message.phase:
                 continue
-            source = ctx.challenge.solution(self.variant, message.phase)
-            if not source.is_dir():
-                source = ctx.challenge.solution("reference", message.phase)
-            while source.is_dir():
-                await self._apply(ctx, source, f"Implement {message.phase}")
-                source = source / FOLLOWUP
+            with tempfile.TemporaryDirectory(prefix="changeup-solution-") as scratch:
+                source = self._solution(ctx.challenge, message.phase, Path(scratch) / message.phase)
+                while source.is_dir():
+                    await self._apply(ctx, source, f"Implement {message.phase}")
+                    source = source / FOLLOWUP
         return 0
+
+    def _solution(self, challenge: Challenge, phase: str, scratch: Path) -> Path:
+        """The folder to apply for ``phase``: the reference's, or (in ``scratch``) this variant's overlay."""
+        reference = challenge.solution("reference", phase)
+        overlay = challenge.solution(self.variant, phase)
+        if overlay == reference or not overlay.is_dir():
+            return reference
+        _overlay(reference, overlay, scratch)
+        return scratch
 
     async def _apply(self, ctx: AgentContext, source: Path, default_message: str) -> None:
         deletions = source / DELETE_LIST
@@ -89,6 +101,22 @@ class ScriptedAgent(TurnAgent):
         message_file = source / COMMIT_MESSAGE
         message = message_file.read_text().strip() if message_file.is_file() else default_message
         await anyio.to_thread.run_sync(_commit, ctx.workspace, message)
+
+
+def _overlay(reference: Path, overlay: Path, into: Path) -> None:
+    """Write ``reference`` to ``into`` without what ``overlay``'s ``.omit`` names, then ``overlay`` over it.
+
+    The loader has checked that every omitted path is in ``reference``.
+    """
+    if reference.is_dir():
+        shutil.copytree(reference, into)
+    into.mkdir(parents=True, exist_ok=True)
+    for _, path in omitted(overlay / OMIT_LIST):
+        if (into / path).is_dir():
+            shutil.rmtree(into / path)
+        else:
+            (into / path).unlink()
+    shutil.copytree(overlay, into, dirs_exist_ok=True, ignore=shutil.ignore_patterns(OMIT_LIST))
 
 
 def _delete(workspace: Path, patterns: list[str]) -> None:
