@@ -11,6 +11,7 @@ tests. A challenge without a reference solution fails at once, with no run.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -112,13 +113,16 @@ async def _starter_check(challenge: Challenge, out: Path) -> Check:
     runner = PytestRunner(challenge, workspace, folder / "scratch", environment=environment)
     tree = await workspace.snapshot()
     passing: list[str] = []
-    for phase in challenge.phases:
-        (result,) = (await runner.run(tree, (phase.id,))).phases
-        passing += [
-            t.id
-            for t in result.tests
-            if t.outcome == "passed" and not any(covers(p, t.id) for p in phase.preserved)
-        ]
+    try:
+        for phase in challenge.phases:
+            (result,) = (await runner.run(tree, (phase.id,))).phases
+            passing += [
+                t.id
+                for t in result.tests
+                if t.outcome == "passed" and not any(covers(p, t.id) for p in phase.preserved)
+            ]
+    finally:
+        shutil.rmtree(folder / "scratch", ignore_errors=True)  # the kept export, as a run's is
     got = (
         "every changed-requirement test fails"
         if not passing

@@ -20,7 +20,7 @@ from orchestrator.agents.presets import installed
 from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge import Challenge, ChallengeFile
 from orchestrator.diagnostics import configure
-from orchestrator.eventlog import EventLogError, LogContents, read_log
+from orchestrator.eventlog import EventLogError, LogContents, LogReader, read_log
 from orchestrator.exits import EXIT_TABLE, BadInput, Exit, failures
 from orchestrator.grading.agent_sandbox import Share
 from orchestrator.grading.environments import EnvironmentFailure
@@ -35,7 +35,7 @@ from orchestrator.runs import RunFolder, RunRefused, open_run, run_challenge, wr
 from orchestrator.scaffold import SCAFFOLDS, ScaffoldError, scaffold
 from orchestrator.session import SessionView
 from orchestrator.timeline import describe, lines, play
-from triggers import EVENT_KINDS
+from triggers import EVENT_KINDS, RecordError
 
 __all__ = ["main"]
 
@@ -438,12 +438,17 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     sys.exit(Exit.FAILED if misses else Exit.OK)
 
 
-def _opened(run: Path) -> tuple[RunFolder, LogContents]:
-    """A run folder and its log: a path that is no run folder is bad input, a damaged log a failure."""
+def _run_folder(run: Path) -> RunFolder:
+    """The run folder at ``run``; a path that is no run folder is bad input."""
     try:
-        folder = open_run(run)
+        return open_run(run)
     except EventLogError as error:
         raise BadInput(str(error)) from None
+
+
+def _opened(run: Path) -> tuple[RunFolder, LogContents]:
+    """A run folder and its whole log; a damaged log is a failure (exit 1)."""
+    folder = _run_folder(run)
     try:
         return folder, read_log(folder.log)
     except EventLogError as error:
@@ -451,27 +456,44 @@ def _opened(run: Path) -> tuple[RunFolder, LogContents]:
 
 
 def _recorded(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogContents, Challenge]:
-    """A run folder's log and the challenge to read it against (as recorded, or another version).
+    """As :func:`_streamed`, with the whole log read (every record checked): a damaged one is exit 1."""
+    folder, log, challenge = _streamed(run, challenge_path)
+    try:
+        return folder, read_log(log.path), challenge
+    except EventLogError as error:
+        raise click.ClickException(str(error)) from None
 
-    A challenge whose id is not the run's is refused (exit 2).
+
+def _streamed(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogReader, Challenge]:
+    """A run folder's log, opened for streaming (only its header is read yet), and the challenge
+    to read it against (as recorded, or another version).
+
+    The challenge is the copy the run kept of it, unless ``challenge_path`` names another
+    version (runs made before runs kept it fall back to the folder their header names). A
+    challenge whose id is not the run's is refused (exit 2).
     """
-    folder, contents = _opened(run)
-    path = challenge_path or Path(str(contents.header.get("challenge_path", "")))
+    folder = _run_folder(run)
+    try:
+        log = LogReader(folder.log)
+    except EventLogError as error:
+        raise click.ClickException(str(error)) from None
+    header = log.header
+    path = challenge_path or folder.challenge_as_run(header)
     try:
         challenge = load_challenge(path)
     except ChallengeError as error:
         raise BadInput(f"cannot load the challenge {path}:\n{error}") from None
-    recorded = contents.header.get("challenge")
+    recorded = header.get("challenge")
     if challenge.id != recorded:
         raise BadInput(
             f"{challenge.root} is the challenge '{challenge.id}', but the run {folder.path.name} is of "
             f"'{recorded}'; give --challenge a version of '{recorded}'"
         )
-    if contents.torn:
+    if log.torn:
         click.echo("warning: the log's last line is torn (the run was interrupted); it is left out", err=True)
-    if challenge.digest != contents.header.get("challenge_sha256"):
+    if challenge.digest != header.get("challenge_sha256"):
         click.echo(f"note: {challenge.root} has changed since the run (its sha256 differs)", err=True)
-    return folder, contents, challenge
+    return folder, log, challenge
 
 
 @cli.command("replay")
@@ -516,15 +538,20 @@ def replay_command(
       changeup replay runs/export-time-... --speed 10     # watch it again, 10x faster
       changeup replay runs/export-time-... --rescore --challenge ../export-time-v2
     """
-    folder, contents, challenge = _recorded(run, challenge_path)
-    if not any(r["kind"] in EVENT_KINDS for r in contents.records):
-        what = (
-            f"{len(contents.records)} record(s), none of them an engine event"
-            if contents.records
-            else "only its header"
-        )
-        raise click.ClickException(f"{folder.log}: nothing to replay: the log has {what}")
+    folder, log, challenge = _streamed(run, challenge_path)
+
+    def nothing_to_replay(records: int) -> click.ClickException:
+        what = f"{records} record(s), none of them an engine event" if records else "only its header"
+        return click.ClickException(f"{folder.log}: nothing to replay: the log has {what}")
+
     console = Console(highlight=False)
+    if rescore or speed is not None:  # both need the whole log; only a plain replay streams
+        try:
+            contents = read_log(folder.log)
+        except EventLogError as error:
+            raise click.ClickException(str(error)) from None
+        if not any(r["kind"] in EVENT_KINDS for r in contents.records):
+            raise nothing_to_replay(len(contents.records))
     if rescore:
         try:
             judge = parse_judge(judge_spec)
@@ -545,7 +572,14 @@ def replay_command(
             raise click.BadParameter("must be above 0", param_hint="--speed")
         play(contents.records, speed, lambda style, text: console.print(text, style=style), time.sleep)
         return
-    result = replay_records(challenge.spec, contents.records, torn=contents.torn)
+    try:
+        result = replay_records(challenge.spec, log, torn=lambda: log.torn)
+    except EventLogError as error:  # a damaged record, met on the way
+        raise click.ClickException(str(error)) from None
+    except RecordError as error:  # a decision before any event: not a session's log
+        raise click.ClickException(f"{folder.log}: {error}") from None
+    if not result.events:
+        raise nothing_to_replay(result.observations)
     if result.divergence is None:
         console.print(
             f"[green]agrees[/]: replayed {result.events} events; "
@@ -561,12 +595,17 @@ def replay_command(
     for record in divergence.got or [{"kind": "(no decision)"}]:
         console.print(f"  {json.dumps(record)}")
     console.print("around it:")
-    for record in contents.records:
-        if abs(record["seq"] - divergence.seq) <= context:
-            shown = describe(record, verbose=True)
-            mark = "→" if record["seq"] == divergence.seq else " "
-            text = shown[1] if shown else record["kind"]
-            console.print(f" {mark} seq {record['seq']:>5}  {clock(record['t'])}  {text}")
+    try:  # read again, as far as the window's end: memory stays bounded, however long the log
+        for record in log:
+            if record["seq"] > divergence.seq + context:
+                break
+            if record["seq"] >= divergence.seq - context:
+                shown = describe(record, verbose=True)
+                mark = "→" if record["seq"] == divergence.seq else " "
+                text = shown[1] if shown else record["kind"]
+                console.print(f" {mark} seq {record['seq']:>5}  {clock(record['t'])}  {text}")
+    except EventLogError as error:
+        raise click.ClickException(str(error)) from None
     sys.exit(1)
 
 
@@ -642,7 +681,7 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
         return
     if not done:
         console.print(f"the run is not live (its process {folder.pid} is gone); showing what was recorded")
-    path = Path(str(header.get("challenge_path", "")))
+    path = folder.challenge_as_run(header)
     try:  # the score and failing checks, rebuilt from the log as report.json is
         report = build_report(load_challenge(path), contents)
     except ChallengeError:

@@ -19,7 +19,6 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import product
 from operator import itemgetter
 from pathlib import Path
 from types import UnionType
@@ -27,6 +26,7 @@ from typing import (
     Any,
     Literal,
     NamedTuple,
+    TextIO,
     TypedDict,
     Union,
     get_args,
@@ -68,7 +68,7 @@ class LogContents:
 
 
 class EventLog:
-    """Appends records to ``events.jsonl``; one ``write`` per line."""
+    """Appends records to ``events.jsonl``; one ``write`` per append, of one or more lines."""
 
     def __init__(self, path: Path, fd: int, seq: int, t: float = 0.0) -> None:
         self.path = path
@@ -100,16 +100,25 @@ class EventLog:
 
     def append(self, record: dict[str, Any], t: float, *, sync: bool = False) -> int:
         """Append ``record`` (which has ``kind``) at time ``t``; returns its ``seq``."""
-        self._seq += 1
+        return self.append_all([record], t, sync=sync)
+
+    def append_all(self, records: list[dict[str, Any]], t: float, *, sync: bool = False) -> int:
+        """Append ``records`` at time ``t`` in one write (all or none survive a kill); returns
+        the ``seq`` of the first."""
+        first = self._seq + 1
         # t is written exactly (repr round-trips), so a replay feeds the engine the same time.
+        lines = []
+        for record in records:
+            self._seq += 1
+            line = {"seq": self._seq, "t": t}
+            line.update(record)
+            line["t"] = t
+            lines.append(line)
         self.last_t = t
-        line = {"seq": self._seq, "t": t}
-        line.update(record)
-        line["t"] = t
-        self._write(line)
+        self._write(*lines)
         if sync:
             self.sync()
-        return self._seq
+        return first
 
     def sync(self) -> None:
         """Push everything appended so far to the disk."""
@@ -122,9 +131,9 @@ class EventLog:
             os.close(self._fd)
             self._fd = -1
 
-    def _write(self, obj: dict[str, Any]) -> None:
-        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
-        data = line.encode("utf-8")
+    def _write(self, *objs: dict[str, Any]) -> None:
+        text = "".join(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n" for obj in objs)
+        data = text.encode("utf-8")
         written = os.write(self._fd, data)
         if written != len(data):  # a full disk: the torn tail is repaired on the next open
             raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
@@ -150,72 +159,92 @@ def repair(path: Path) -> bool:
 
 
 class LogReader:
-    """Streams a log's records; the header is checked on opening, ``torn`` is known at the end."""
+    """A log opened for streaming: its header is read and checked at once, its records each
+    time it is iterated (only then is the file open), so memory does not grow with the log.
+
+    ``torn`` says whether the last line is cut off (its records leave that line out): known
+    on opening, and brought up to date when the records are read to the end, as a live log
+    grows meanwhile.
+    """
 
     def __init__(self, path: Path) -> None:
         if not path.is_file():
             raise EventLogError(f"{path}: no event log here")
         self.path = path
-        self.torn = False
-        # Text mode: json.loads on str skips the encoding sniffing it does for bytes.
-        self._handle = path.open("r", encoding="utf-8", newline="\n")
-        try:
-            first = self._handle.readline()
-        except UnicodeDecodeError:
-            self._handle.close()
-            raise EventLogError(f"{path}:1: not UTF-8 text") from None
-        if not first:
-            self._handle.close()
-            raise EventLogError(f"{path}: empty log (no header line)")
-        if not first.endswith("\n"):
-            self._handle.close()
-            raise EventLogError(f"{path}:1: the header line is torn; nothing was recorded")
-        try:
-            self.header = _check_header(path, self._object(1, first))
-        except EventLogError:
-            self._handle.close()
-            raise
-
-    def _object(self, number: int, raw: str) -> dict[str, Any]:
-        try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            self._handle.close()
-            raise EventLogError(f"{self.path}:{number}: not a JSON line ({error})") from None
-        if not isinstance(obj, dict):
-            self._handle.close()
-            raise EventLogError(f"{self.path}:{number}: expected a JSON object")
-        return obj
+        with _open(path) as handle:
+            try:
+                first = handle.readline()
+            except UnicodeDecodeError:
+                raise EventLogError(f"{path}:1: not UTF-8 text") from None
+            if not first:
+                raise EventLogError(f"{path}: empty log (no header line)")
+            if not first.endswith("\n"):
+                raise EventLogError(f"{path}:1: the header line is torn; nothing was recorded")
+            self.header = _check_header(path, _parsed(path, 1, first))
+            handle.buffer.seek(-1, os.SEEK_END)
+            self.torn = handle.buffer.read(1) != b"\n"
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        # raw_decode parses a line without json.loads' whitespace handling around it; a line
-        # it does not take whole (whitespace, a second value, not JSON) goes to json.loads,
-        # which accepts or rejects it exactly as it would any line.
+        # The common line at C speed, in one go: raw_decode takes it whole (without json.loads'
+        # whitespace handling around it), its seq is an integer and its kind one with a shape
+        # that it fits. Any other line (torn, padded, not JSON, of an unknown kind, misfit)
+        # goes to _record_at, which reads it as json.loads would, or says what is wrong.
         scan = json.JSONDecoder().raw_decode
-        checks, any_kind = _CHECKS, _ANY_KIND
+        checks, path = _CHECKS, self.path
         number = 1
-        with self._handle:
+        with _open(path) as handle:
             try:
-                for raw in self._handle:
-                    number += 1
-                    if raw[-1:] != "\n":
-                        self.torn = True
-                        return
+                handle.readline()  # the header, checked on opening
+                for number, raw in enumerate(handle, 2):
                     try:
                         obj, end = scan(raw)
-                    except ValueError:
-                        obj, end = None, 0
-                    if end != len(raw) - 1 or type(obj) is not dict:
-                        obj = self._object(number, raw)
-                    kind = obj.get("kind")
-                    if type(kind) is not str or type(obj.get("seq")) is not int:
-                        raise EventLogError(f"{self.path}:{number}: a record needs 'seq' and 'kind'")
-                    problem = checks.get(kind, any_kind)(obj)
-                    if problem is not None:
-                        raise EventLogError(f"{self.path}:{number}: {_explain(kind, problem)}")
+                        fits = (
+                            end == len(raw) - 1
+                            and type(obj["seq"]) is int
+                            and checks[obj["kind"]](obj) is None
+                        )
+                    except (ValueError, LookupError, TypeError):
+                        fits = False
+                    if not fits:
+                        obj = _record_at(path, number, raw)
+                        if obj is None:
+                            self.torn = True
+                            return
                     yield obj
             except UnicodeDecodeError:
-                raise EventLogError(f"{self.path}:{number + 1}: not UTF-8 text") from None
+                raise EventLogError(f"{path}:{number + 1}: not UTF-8 text") from None
+        self.torn = False
+
+
+def _record_at(path: Path, number: int, raw: str) -> dict[str, Any] | None:
+    """Line ``number`` read with every check spelled out: its record, None if it is a torn
+    (unterminated) last line, or an error naming the line and what is wrong."""
+    if raw[-1:] != "\n":
+        return None
+    obj = _parsed(path, number, raw)
+    kind = obj.get("kind")
+    if type(kind) is not str or type(obj.get("seq")) is not int:
+        raise EventLogError(f"{path}:{number}: a record needs 'seq' and 'kind'")
+    problem = _CHECKS.get(kind, _ANY_KIND)(obj)
+    if problem is not None:
+        raise EventLogError(f"{path}:{number}: {_explain(kind, problem)}")
+    return obj
+
+
+def _open(path: Path) -> TextIO:
+    # Text mode: json.loads on str skips the encoding sniffing it does for bytes.
+    return path.open("r", encoding="utf-8", newline="\n")
+
+
+def _parsed(path: Path, number: int, raw: str) -> dict[str, Any]:
+    """Line ``number`` of the log as a JSON object, or an error naming the line."""
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise EventLogError(f"{path}:{number}: not a JSON line ({error})") from None
+    if not isinstance(obj, dict):
+        raise EventLogError(f"{path}:{number}: expected a JSON object")
+    return obj
 
 
 def read_log(path: Path) -> LogContents:
@@ -459,34 +488,36 @@ def _strings(hint: Any) -> tuple[str, ...]:
 def _object(fields: tuple[_Field, ...]) -> _Check:
     """Checks an object against ``fields``, filling in missing optional fields.
 
-    The fast path takes every field at once and looks up their types among every combination
-    the shape accepts; an object that misses a field or does not fit takes the slow path,
-    which fills in defaults and says what is wrong.
+    The fast path takes every field at once and tests each value inline; an object that
+    misses a field or does not fit takes the slow path, which fills in defaults and says
+    what is wrong. The fast path is compiled from source for each shape, as ``dataclasses``
+    builds ``__init__``: a log holds millions of records, and a loop over the fields per
+    record costs twice the tests themselves.
     """
     names = tuple(f.name for f in fields)
+    values = [f"v{i}" for i in range(len(fields))]
+    tests = [_type_test(f"v{i}", f.types) for i, f in enumerate(fields) if f.types is not None]
+    tests += [f"v{i} in allowed{i}" for i, f in enumerate(fields) if f.allowed is not None]
+    source = [
+        "def check(obj):",
+        "    try:",
+        f"        {', '.join(values)}, = pick(obj)",
+        "    except KeyError:",
+        "        return slow(obj)",
+        f"    if not ({' and '.join(tests) or 'True'}):",
+        "        return slow(obj)",
+    ]
+    for i, field in enumerate(fields):
+        if field.inner is not None:
+            source += [
+                f"    if v{i} is not None and (problem := inner{i}(v{i})) is not None:",
+                f"        return ({names[i]!r}, *problem[0]), problem[1]",
+            ]
+    source.append("    return None")
     take = itemgetter(*names)
-    pick: Callable[[dict[str, Any]], tuple[Any, ...]] = take if len(names) > 1 else lambda obj: (take(obj),)
-    accepted = frozenset(product(*(f.types or () for f in fields)))
-    literals = tuple((i, f.allowed) for i, f in enumerate(fields) if f.allowed is not None)
-    nested = tuple((i, f.inner) for i, f in enumerate(fields) if f.inner is not None)
-
-    def check(obj: dict[str, Any]) -> Problem | None:
-        try:
-            values = pick(obj)
-        except KeyError:
-            return slow(obj)
-        if tuple(map(type, values)) not in accepted:
-            return slow(obj)
-        for i, allowed in literals:
-            if values[i] not in allowed:
-                return slow(obj)
-        for i, inner in nested:
-            value = values[i]
-            if value is not None:
-                problem = inner(value)
-                if problem is not None:
-                    return (names[i], *problem[0]), problem[1]
-        return None
+    scope: dict[str, Any] = {"pick": take if len(names) > 1 else lambda obj: (take(obj),)}
+    for i, field in enumerate(fields):
+        scope |= {f"types{i}": field.types, f"allowed{i}": field.allowed, f"inner{i}": field.inner}
 
     def slow(obj: dict[str, Any]) -> Problem | None:
         for name, types, allowed, inner, expected, required, default in fields:
@@ -502,7 +533,18 @@ def _object(fields: tuple[_Field, ...]) -> _Check:
                 return (name, *problem[0]), problem[1]
         return None
 
+    scope["slow"] = slow
+    exec("\n".join(source), scope)
+    check: _Check = scope["check"]
     return check
+
+
+def _type_test(value: str, types: tuple[type, ...]) -> str:
+    """Source testing that ``value``'s exact type is among ``types`` (bound as ``types<i>``)."""
+    index = value[1:]
+    if len(types) == 1:
+        return f"type({value}) is types{index}[0]"
+    return f"type({value}) in types{index}"
 
 
 def _shown(value: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from triggers import ACTION_KINDS, EVENT_KINDS, Engine, EngineError, RecordError, Spec, decode
@@ -28,10 +29,12 @@ class Divergence:
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """How many events and decisions were compared, and the first divergence if any."""
+    """How many events and decisions were compared and observations passed over, and the first
+    divergence if any."""
 
     events: int
     decisions: int
+    observations: int
     divergence: Divergence | None
 
 
@@ -45,14 +48,16 @@ def replay_records(
     """Replay ``records`` (streamed) through a fresh engine for ``spec``.
 
     Each input event is stepped when it is read; its decisions are the action records that
-    follow it, compared when the next event arrives. If the log's last line was cut off
+    follow it, compared when the next event arrives; observations are passed over. Nothing is
+    kept but the event being compared and its decisions, so memory does not grow with the
+    log, and replay stops at the first divergence. If the log's last line was cut off
     (``torn``, asked once the records are exhausted), the last event's decisions may have been
     lost with it: they need only be a prefix of the engine's. Every other difference is a
     divergence.
     """
     step = Engine(spec).step
     event_kinds, action_kinds = EVENT_KINDS, ACTION_KINDS
-    events = decisions = 0
+    events = decisions = observations = 0
     current: dict[str, Any] | None = None
     produced: tuple[Any, ...] = ()
     recorded: list[dict[str, Any]] = []
@@ -64,18 +69,21 @@ def replay_records(
             recorded.append(record)
             continue
         if kind not in event_kinds:
-            continue  # an observation (tests.started, session.graded, ...): not the engine's
+            observations += 1  # tests.started, session.graded, ...: not the engine's
+            continue
         if current is not None and (produced or recorded):
             decisions += len(recorded)
             divergence = _compare(current, produced, recorded)
             if divergence is not None:
-                return ReplayResult(events, decisions, divergence)
+                return ReplayResult(events, decisions, observations, divergence)
         current, recorded = record, []
         events += 1
         try:
             produced = step(decode(record))  # type: ignore[arg-type]
         except (RecordError, EngineError) as error:
-            return ReplayResult(events, decisions, Divergence(record["seq"], [], [], str(error)))
+            return ReplayResult(
+                events, decisions, observations, Divergence(record["seq"], [], [], str(error))
+            )
     if current is not None and (produced or recorded):
         decisions += len(recorded)
         divergence = _compare(current, produced, recorded)
@@ -86,8 +94,8 @@ def replay_records(
             and ([a.to_record() for a in produced[: len(recorded)]] == divergence.expected)
         )
         if divergence is not None and not (shortfall and (torn() if callable(torn) else torn)):
-            return ReplayResult(events, decisions, divergence)
-    return ReplayResult(events, decisions, None)
+            return ReplayResult(events, decisions, observations, divergence)
+    return ReplayResult(events, decisions, observations, None)
 
 
 def _compare(
@@ -95,9 +103,7 @@ def _compare(
 ) -> Divergence | None:
     """None when the engine's actions equal the recorded decisions, else how they differ."""
     t = event["t"]
-    if len(produced) == len(recorded) and all(
-        _same(action, expected, t) for action, expected in zip(produced, recorded, strict=True)
-    ):
+    if len(produced) == len(recorded) and all(map(_same, produced, recorded, repeat(t))):
         return None
     got = [action.to_record() for action in produced]
     expected = [_strip(r) for r in recorded]

@@ -3,6 +3,7 @@
 Layout of ``<out>/<challenge>-<time>-<agent>/``::
 
     events.jsonl   the append-only event log (docs/event-log.md)
+    challenge/     the challenge folder as it was run (replay and rescore read it)
     workspace/     the agent's workspace, with its own git history
     shadow.git/    snapshots of the workspace, one tree per tested state
     agent/         message files and transcripts of the agent
@@ -20,6 +21,7 @@ import platform
 import re
 import shutil
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +48,7 @@ from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.html import report_html
 from orchestrator.judge import Judge, RuleJudge
+from orchestrator.loader import IGNORED_PARTS
 from orchestrator.manifest import freeze_manifest
 from orchestrator.render import report_markdown
 from orchestrator.report import STOPPED, build_report
@@ -78,6 +81,16 @@ class RunFolder:
     def shadow(self) -> Path:
         """The snapshot repository."""
         return self.path / "shadow.git"
+
+    @property
+    def challenge(self) -> Path:
+        """The challenge folder as it was run (copied in at the start; absent in older runs)."""
+        return self.path / "challenge"
+
+    def challenge_as_run(self, header: dict[str, Any]) -> Path:
+        """The challenge to read the run against: the copy it kept, or, for a run made before
+        runs kept one, the folder its log ``header`` names."""
+        return self.challenge if self.challenge.is_dir() else Path(str(header.get("challenge_path", "")))
 
     @property
     def pid(self) -> int | None:
@@ -186,6 +199,9 @@ async def run_challenge(
     """
     _refuse_early(challenge, agent, out)
     folder = RunFolder.new(out, challenge, agent.name)
+    # Kept as it was run: replay and rescore must not depend on a folder that may change since.
+    # The run folder is never in the agent's view, so its hidden tests stay hidden.
+    shutil.copytree(challenge.root, folder.challenge, ignore=shutil.ignore_patterns(*IGNORED_PARTS))
     if on_folder is not None:
         on_folder(folder)
     log = EventLog.create(folder.log, _header(challenge, agent))
@@ -266,7 +282,7 @@ async def run_challenge(
     except BaseException as error:
         stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
         record = {"kind": "session.aborted", "status": "interrupted" if stopped else "crashed"}
-        detail = STOPPED if stopped else f"{type(error).__name__}: {error}"
+        detail = STOPPED if stopped else "".join(traceback.format_exception(error)).rstrip()
         # Stamped with the time it stopped, not its last record's: a report says how long it ran.
         t = max(session.elapsed(), log.last_t) if session is not None else log.last_t
         log.append({**record, "detail": detail}, t, sync=True)

@@ -200,20 +200,22 @@ class Session:
         t = max(self.elapsed(), self._last_t, event.t)
         self._last_t = t
         event = dataclasses.replace(event, t=t)
-        self._record(event.to_record(), t)
-        if not isinstance(event, Observation):  # an observation decides nothing
+        if isinstance(event, Observation):  # an observation decides nothing
+            self._record([event.to_record()], t)
+        else:
             self._decide(event, t)
         self.view.elapsed = t
         if self._on_change is not None:
             self._on_change(self.view)
 
     def _decide(self, event: Event, t: float) -> None:
-        """Step the engine; log its decisions (synced) before carrying them out."""
+        """Step the engine; log the event with its decisions before carrying them out.
+
+        One append and one fsync for both: a kill leaves the event with every decision it
+        caused, or neither, never an event whose decisions a replay would call missing.
+        """
         actions = self.engine.step(event)
-        for action in actions:
-            self._record(action.to_record(), t)
-        if actions:
-            self.log.sync()
+        self._record([event.to_record(), *(action.to_record() for action in actions)], t, sync=bool(actions))
         self._observe(event)
         for action in actions:
             self._effect(action)
@@ -223,12 +225,13 @@ class Session:
         """Log a record that is not an engine input (an observation, for reports)."""
         t = max(self.elapsed(), self._last_t)
         self._last_t = t
-        self._record({"kind": kind, **fields}, t, sync=True)
+        self._record([{"kind": kind, **fields}], t, sync=True)
 
-    def _record(self, record: dict[str, Any], t: float, *, sync: bool = False) -> None:
-        """Append to the log; once written, the record is acknowledged (with -v, as a diagnostic)."""
-        seq = self.log.append(record, t, sync=sync)
-        self._logger.debug("recorded", seq=seq, kind=record["kind"])
+    def _record(self, records: list[dict[str, Any]], t: float, *, sync: bool = False) -> None:
+        """Append to the log in one write; once written, each record is acknowledged (with -v)."""
+        first = self.log.append_all(records, t, sync=sync)
+        for seq, record in enumerate(records, first):
+            self._logger.debug("recorded", seq=seq, kind=record["kind"])
 
     def _observe(self, event: Event) -> None:
         if isinstance(event, TestsResult):

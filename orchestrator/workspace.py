@@ -5,7 +5,8 @@ repository holding one baseline commit, so the agent sees a normal project and n
 later phases. Snapshots live in a separate bare repository (``shadow.git``) whose work
 tree is the workspace: ``git add`` + ``git write-tree`` turns the workspace into a tree id
 without touching the agent's ``.git``. Equal trees have equal ids, which is how an
-unchanged workspace is never tested twice.
+unchanged workspace is never tested twice. An export writes a snapshot's files into a
+folder; given the snapshot that folder already holds, it writes only the difference.
 
 A snapshot is the workspace as it is, minus :data:`IGNORED` (tool state, caches,
 environments) and bytecode, whatever the agent's ``.gitignore`` says: the hidden tests grade
@@ -33,7 +34,7 @@ import anyio
 
 from orchestrator.grading.git import GitError, git, git_sync, read_head
 
-__all__ = ["BYTECODE", "IGNORED", "GitError", "OverLimits", "Repository", "Size", "Workspace"]
+__all__ = ["BYTECODE", "EMPTY_TREE", "IGNORED", "GitError", "OverLimits", "Repository", "Size", "Workspace"]
 
 #: Never part of a snapshot or a file-change event: tool state, caches, environments.
 IGNORED = (
@@ -49,6 +50,11 @@ IGNORED = (
     ".hypothesis",
 )
 BYTECODE = (".pyc", ".pyo")
+#: The tree of an empty folder (git knows it without storing it): an export from it writes everything.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+_ABSENT, _FOLDER = "000000", "040000"  # git modes in a tree difference
+_ARGUMENTS = 100_000  # bytes of paths one command line takes
 
 _EPOCH = "2000-01-01T00:00:00Z"
 _IDENTITY = {
@@ -96,8 +102,11 @@ class Repository(Protocol):
     async def snapshot(self) -> str:
         """Record the workspace as it is now; returns its tree id (raises :class:`OverLimits`)."""
 
-    async def export(self, tree: str, dest: Path) -> None:
-        """Write the files of snapshot ``tree`` into ``dest``."""
+    async def export(self, tree: str, dest: Path, *, base: str = EMPTY_TREE) -> list[str]:
+        """Make ``dest``, which holds the export of ``base`` (by default nothing), hold snapshot ``tree``.
+
+        Returns the paths it wrote or removed, folders included.
+        """
 
     async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
         """Files that differ between snapshot trees ``before`` and ``after``: (path, change), sorted.
@@ -194,12 +203,31 @@ class Workspace:
                 await anyio.sleep(0.05 * (attempt + 1))
         return (await self._shadow("write-tree")).decode().strip()
 
-    async def export(self, tree: str, dest: Path) -> None:
-        """Extract snapshot ``tree`` into ``dest`` (created if missing); links out of it are left out."""
-        archive = await self._shadow("archive", "--format=tar", tree)
-        dest.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(dest, members=_inside(tar.getmembers()), filter="tar")
+    async def export(self, tree: str, dest: Path, *, base: str = EMPTY_TREE) -> list[str]:
+        """Make ``dest`` hold snapshot ``tree``'s files, writing only what differs from ``base``.
+
+        ``dest`` holds the export of ``base`` (by default the empty tree: ``dest`` is empty or
+        missing, and everything is written). Files come out of ``git archive``, so the
+        snapshot's ``.gitattributes`` apply as they always did; links out of the snapshot are
+        left out. Returns the paths written or removed, folders included.
+        """
+        changes = await self._difference(base, tree)
+        if base != EMPTY_TREE and any(PurePosixPath(c.path).name == ".gitattributes" for c in changes):
+            # Attributes shape how every file below them is exported (export-ignore, eol, ...),
+            # changed or not: start again from nothing.
+            before = await self._difference(EMPTY_TREE, base)
+            await anyio.to_thread.run_sync(_empty, dest)
+            return sorted({c.path for c in before} | set(await self.export(tree, dest)))
+        if base == EMPTY_TREE:
+            archives = [await self._shadow("archive", "--format=tar", tree)]
+        else:
+            files = [c.path for c in changes if c.after not in (_ABSENT, _FOLDER)]
+            archives = [
+                await self._shadow("--literal-pathspecs", "archive", "--format=tar", tree, "--", *chunk)
+                for chunk in _chunks(files)
+            ]
+        await anyio.to_thread.run_sync(_apply, dest, changes, archives)
+        return [c.path for c in changes]
 
     async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
         """Files that differ between snapshot trees ``before`` and ``after`` (see :class:`Repository`)."""
@@ -247,6 +275,65 @@ class Workspace:
 
     async def _shadow(self, *args: str) -> bytes:
         return await git([f"--git-dir={self.shadow}", f"--work-tree={self.path}", *args], cwd=self.path)
+
+    async def _difference(self, base: str, tree: str) -> list[_Change]:
+        """Every entry, folders included, that differs between trees ``base`` and ``tree``; parents first."""
+        out = await self._shadow("diff-tree", "-r", "-t", "-z", "--no-renames", base, tree)
+        fields = out.split(b"\0")
+        # Each change is ":<mode before> <mode after> <id before> <id after> <status>", then its path.
+        return [
+            _Change(os.fsdecode(path), *header[1:].decode().split(" ")[:2])
+            for header, path in zip(fields[0::2], fields[1::2], strict=False)
+            if header
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """A path whose entry differs between two trees, and its git mode before and after."""
+
+    path: str
+    before: str  # 000000: absent; 040000: a folder
+    after: str
+
+
+def _chunks(paths: list[str]) -> list[list[str]]:
+    """``paths`` in runs that fit on a command line (Linux takes 128 KiB an argument, 2 MiB in all)."""
+    chunks: list[list[str]] = []
+    size = _ARGUMENTS
+    for path in paths:
+        if size + len(path) >= _ARGUMENTS:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(path)
+        size += len(path) + 1
+    return chunks
+
+
+def _apply(dest: Path, changes: list[_Change], archives: list[bytes]) -> None:
+    """Make the export of one tree in ``dest`` the export of another: remove what ``changes``
+    replace or delete, then extract the new files from ``archives``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for change in reversed(changes):  # children before their folder
+        if change.before != _ABSENT and (change.before, change.after) != (_FOLDER, _FOLDER):
+            _remove(dest / change.path)
+    for archive in archives:  # new folders come with their files (git archive writes the parents)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(dest, members=_inside(tar.getmembers()), filter="tar")
+
+
+def _remove(path: Path) -> None:
+    """Delete ``path`` if it is there: a file, a link (not what it points to) or a folder."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _empty(folder: Path) -> None:
+    """Delete everything in ``folder``, which stays."""
+    for entry in folder.iterdir():
+        _remove(entry)
 
 
 def _inside(members: list[tarfile.TarInfo]) -> list[tarfile.TarInfo]:

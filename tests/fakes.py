@@ -18,6 +18,7 @@ import anyio
 from orchestrator.agents import AgentContext, Message, TurnAgent
 from orchestrator.grading.testrun import TestRun
 from orchestrator.watcher import Batch
+from orchestrator.workspace import EMPTY_TREE
 from triggers import FileChange, PhaseResult
 
 Verdict = Callable[[dict[str, str], str], tuple[int, int]]
@@ -72,7 +73,7 @@ class FakeRepo:
         self.trees[tree] = dict(self.world.files)
         return tree
 
-    async def export(self, tree: str, dest: Path) -> None:
+    async def export(self, tree: str, dest: Path, *, base: str = EMPTY_TREE) -> list[str]:
         raise AssertionError("the fake runner never exports")
 
     async def changes(self, before: str, after: str) -> list[tuple[str, str]]:

@@ -1,7 +1,9 @@
 """Hidden test runs: a snapshot's files plus the unlocked phases' tests, in a scratch folder.
 
-The hidden tests never enter the workspace. A run exports the snapshot to ``<run>/ws`` (the
-working directory, importable), copies each phase's tests to ``<run>/hidden/<phase>_<random>``
+The hidden tests never enter the workspace. A run gets a copy of the snapshot in ``<run>/ws``
+(the working directory, importable): the previous run's copy, checked and updated by the
+difference of the two snapshots (:class:`KeptExport`), so its cost follows the change, not
+the workspace. It copies each phase's tests to ``<run>/hidden/<phase>_<random>``
 (checking every file against the seal taken when the session started) and runs them through
 the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``). A listed test that
 did not report is *missing* and a skipped hidden test counts as failed: a hidden test passes
@@ -15,6 +17,7 @@ import hashlib
 import os
 import secrets
 import shutil
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +27,7 @@ from typing import Protocol
 import anyio
 
 from orchestrator.challenge import Challenge, Phase
-from orchestrator.grading.canaries import plant_canaries
+from orchestrator.grading.canaries import Canaries, plant_canaries
 from orchestrator.grading.environments import Environment, EnvironmentFailure, cache_root
 from orchestrator.grading.harness import BOOTSTRAP, Judgement, bootstrap_argv, judge, read_stream
 from orchestrator.grading.junit import JUnitError, Verdict, read_junit
@@ -34,10 +37,10 @@ from orchestrator.grading.runtime import Runtime, runtime_for
 from orchestrator.grading.sandbox import Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import hidden_files
 from orchestrator.grading.testids import covers, list_tests
-from orchestrator.workspace import Repository
+from orchestrator.workspace import EMPTY_TREE, Repository
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["PytestRunner", "TestRun", "TestRunner", "refused", "superseded_by"]
+__all__ = ["KeptExport", "PytestRunner", "TestRun", "TestRunner", "refused", "superseded_by"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,137 @@ class HiddenCopy:
         return f"{phase}/{rest}" if phase is not None else test_id
 
 
+#: What any change to an entry alters. No process can set the change time (ctime): every
+#: write, chmod, chown, link, rename or extended attribute moves it to the present, and a
+#: test process starts long after the facts were taken (since Linux 6.13, a change after a
+#: ``stat`` gets a later time whatever the clock's tick).
+Facts = tuple[int, int, int, int, int, int, int, int]
+
+
+def _facts(info: os.stat_result) -> Facts:
+    return (
+        info.st_ino,
+        info.st_mode,
+        info.st_uid,
+        info.st_gid,
+        info.st_nlink,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    )
+
+
+def _unchanged(root: Path, facts: dict[str, Facts]) -> bool:
+    """Whether every entry recorded in ``facts`` (``""``: ``root`` itself) still has its facts.
+
+    Nothing is listed: adding, removing or renaming an entry moves its folder's change time,
+    so an entry that is not recorded shows in its folder's facts.
+    """
+    top = str(root)
+    try:
+        return all(
+            _facts(os.lstat(f"{top}/{path}" if path else top)) == known for path, known in facts.items()
+        )
+    except OSError:
+        return False
+
+
+@dataclass(slots=True)
+class _Copy:
+    """An export of ``tree`` kept in ``path``, and its entries' facts as it was handed out."""
+
+    path: Path
+    tree: str
+    facts: dict[str, Facts]
+
+
+class KeptExport:
+    """Each test run's copy of its snapshot, made from the copy the run before had.
+
+    A whole export costs as much as copying the workspace, while two snapshots in a row
+    usually differ by a file or two. So the copy a run had is kept (in ``home``) and the next
+    run gets it updated by the difference of the two trees (:meth:`Workspace.export`).
+
+    The code under test may write into its copy, so before reuse every entry is compared
+    with the facts taken when the copy was handed out (see :data:`Facts`): anything a run
+    added, removed or changed, its modes and owners included, sends the next run to a fresh
+    export, and one run's code never reaches the next. A stale fact can only cause a
+    mismatch, never a reuse.
+    """
+
+    def __init__(self, repo: Repository, home: Path | None) -> None:
+        self.repo = repo
+        self.home = home  # None: nothing is kept, every run exports whole
+        self._kept: _Copy | None = None
+        self._lent: _Copy | None = None
+
+    async def take(self, tree: str, dest: Path, owner: tuple[int, int]) -> None:
+        """Make ``dest`` (not there yet) hold snapshot ``tree``'s files, each entry owned by ``owner``."""
+        copy, self._kept = self._kept, None  # lent once, whatever happens next
+        if copy is not None and not await anyio.to_thread.run_sync(_unchanged, copy.path, copy.facts):
+            await anyio.to_thread.run_sync(_discard, copy.path)
+            copy = None
+        if copy is None:
+            copy = _Copy(self._fresh(dest), EMPTY_TREE, {})
+        try:
+            touched = await self.repo.export(tree, copy.path, base=copy.tree)
+            await anyio.to_thread.run_sync(_settle, copy, touched, owner)
+            if copy.path != dest:
+                copy.path.rename(dest)
+            copy.facts[""] = _facts(os.lstat(dest))
+        except BaseException:
+            _discard(copy.path)  # half made: never kept
+            raise
+        copy.tree = tree
+        self._lent = copy if self.home is not None else None
+
+    def give_back(self, dest: Path) -> None:
+        """Keep ``dest``, the copy a run had, for the next run (checked again when it is taken)."""
+        copy, self._lent = self._lent, None
+        try:
+            if copy is None or _facts(os.lstat(dest)) != copy.facts[""]:
+                return  # the run's folder goes, and this copy with it
+            dest.rename(copy.path)
+        except OSError:
+            return
+        copy.facts[""] = _facts(os.lstat(copy.path))
+        if self._kept is not None:  # a run that overlapped this one kept its copy first
+            _discard(self._kept.path)
+        self._kept = copy
+
+    def _fresh(self, dest: Path) -> Path:
+        if self.home is None:
+            return dest
+        self.home.mkdir(parents=True, exist_ok=True)
+        # A new name each time: a discarded copy that could not be deleted is never written into.
+        path = Path(tempfile.mkdtemp(prefix="ws-", dir=self.home))
+        path.chmod(0o755)
+        return path
+
+
+def _settle(copy: _Copy, touched: list[str], owner: tuple[int, int]) -> None:
+    """Give the ``touched`` entries of ``copy`` and their folders to ``owner``; take their facts anew."""
+    paths = {""}
+    for path in touched:
+        parts = path.split("/")
+        paths.update("/".join(parts[:end]) for end in range(1, len(parts) + 1))
+    for path in paths:
+        full = copy.path / path
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            copy.facts.pop(path, None)
+            continue
+        if (info.st_uid, info.st_gid) != owner:
+            os.lchown(full, *owner)
+            info = os.lstat(full)
+        copy.facts[path] = _facts(info)
+
+
+def _discard(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
 class PytestRunner:
     """Runs a challenge's hidden tests on workspace snapshots, one subprocess per run."""
 
@@ -160,6 +294,8 @@ class PytestRunner:
         # the cache of environments, and whatever else is asked (other runs).
         self.hide = [challenge.root, cache_root(), *hide]
         self._runtime: Runtime | None = None
+        # A separate user's runs happen outside the run folder (Sandbox.workdir): none is kept there.
+        self.exports = KeptExport(repo, None if self.sandbox.user else scratch / "export")
         #: phase → file → sha256, taken when the session started; None: not checked
         self.sealed = sealed
         self._listings = {
@@ -188,7 +324,6 @@ class PytestRunner:
     async def _run(
         self, folder: Path, tree: str, phases: Sequence[str]
     ) -> tuple[Status, tuple[PhaseResult, ...], str]:
-        await self.repo.export(tree, folder / "ws")
         for name in ("out", "harness"):
             (folder / name).mkdir()
         hidden = HiddenCopy(folder / "hidden")
@@ -199,15 +334,10 @@ class PytestRunner:
             for problem in hidden.add(phase, None if self.sealed is None else self.sealed.get(phase.id, {}))
         ]
         superseded = superseded_by(self.challenge, phases)
-        judgements: list[Judgement] = []
         if broken:
-            judgements.append(Judgement("tampered", [], "; ".join(broken)))
+            judgements = [Judgement("tampered", [], "; ".join(broken))]
         else:
-            pytest_phases = [p for p in chosen if p.command is None]
-            if pytest_phases:
-                judgements.append(await self._pytest(folder, hidden, pytest_phases, superseded))
-            for phase in (p for p in chosen if p.command is not None):
-                judgements.append(await self._command(folder, hidden, phase))
+            judgements = await self._test(folder, tree, hidden, chosen, superseded)
         # The worst status wins: one void part voids the whole run.
         order: tuple[Status, ...] = ("invalid", "tampered", "timeout", "refused", "ok")
         status: Status = min((j.status for j in judgements), key=order.index, default="ok")
@@ -232,17 +362,44 @@ class PytestRunner:
             "TMPDIR": str(places.out),
         }
 
+    async def _test(
+        self, folder: Path, tree: str, hidden: HiddenCopy, chosen: list[Phase], superseded: set[str]
+    ) -> list[Judgement]:
+        """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
+        pytest_phases = [p for p in chosen if p.command is None]
+        canaries = None
+        if pytest_phases:
+            shutil.copyfile(BOOTSTRAP, folder / "harness" / BOOTSTRAP.name)
+            canaries = plant_canaries(hidden.root, [hidden.folder_of(p.id) for p in pytest_phases])
+        # The folder goes to the tests' user before the snapshot's copy is in it: the copy
+        # comes already theirs, like the output folder, and only its changes are handed over.
+        self.sandbox.hand_over(folder, writable=[folder / "out"])
+        out = (folder / "out").stat()
+        ws = folder / "ws"
+        await self.exports.take(tree, ws, (out.st_uid, out.st_gid))
+        judgements: list[Judgement] = []
+        try:
+            if canaries is not None:
+                judgements.append(await self._pytest(folder, hidden, pytest_phases, superseded, canaries))
+            for phase in (p for p in chosen if p.command is not None):
+                judgements.append(await self._command(folder, hidden, phase))
+        finally:
+            self.exports.give_back(ws)
+        return judgements
+
     def _confined(self, folder: Path, argv: list[str], *, runtime: Runtime | None) -> list[str]:
-        self.sandbox.hand_over(folder, writable=[folder / "ws", folder / "out"])
         hide = [folder.parent, *self.hide]
         return self.sandbox.tests(argv, folder, self.environment, runtime=runtime, hide=hide)
 
     async def _pytest(
-        self, folder: Path, hidden: HiddenCopy, phases: list[Phase], superseded: set[str]
+        self,
+        folder: Path,
+        hidden: HiddenCopy,
+        phases: list[Phase],
+        superseded: set[str],
+        canaries: Canaries,
     ) -> Judgement:
-        shutil.copyfile(BOOTSTRAP, folder / "harness" / BOOTSTRAP.name)
         folders = [hidden.folder_of(p.id) for p in phases]
-        canaries = plant_canaries(hidden.root, folders)
         places = self.sandbox.places(folder, self.environment)
         command = bootstrap_argv(
             places.python,

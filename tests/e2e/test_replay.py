@@ -188,3 +188,20 @@ def test_show_follow_tails_a_live_run(tmp_path: Path) -> None:
     assert follow.returncode == 0, follow.stderr
     assert "session ended" in follow.stdout
     assert "graded the final workspace" in follow.stdout
+
+
+def test_a_run_keeps_its_challenge_so_replay_needs_no_challenge_folder(tmp_path: Path) -> None:
+    """The run folder holds the challenge as it was run: with the original folder gone, replay
+    still agrees and the reports are rebuilt."""
+    original = tmp_path / "normalize-tags"
+    shutil.copytree(REPO / "challenges" / "normalize-tags", original)
+    done = changeup("run", str(original), "--out", str(tmp_path / "runs"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    folder = next((tmp_path / "runs").iterdir())
+    assert (folder / "challenge" / "challenge.yaml").read_text() == (original / "challenge.yaml").read_text()
+    shutil.rmtree(original)
+    replayed = changeup("replay", str(folder))
+    assert replayed.returncode == 0, replayed.stderr
+    assert "agrees" in replayed.stdout
+    rebuilt = changeup("report", str(folder))
+    assert rebuilt.returncode == 0, rebuilt.stderr

@@ -1,17 +1,24 @@
-"""Replay of recorded decisions, on logs made in memory."""
+"""Replay of recorded decisions, on logs made in memory; and the CLI's replay of long logs."""
 
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from orchestrator.eventlog import EventLog
+from orchestrator.loader import load_challenge
 from orchestrator.replay import replay_records
 from triggers import (
+    AgentOutput,
     AgentTurnEnded,
     ClockTick,
     Engine,
+    Event,
     MessageDelivered,
     PhaseResult,
     RecordError,
@@ -20,6 +27,8 @@ from triggers import (
     TestsResult,
     build_spec,
 )
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def spec() -> Spec:
@@ -135,3 +144,88 @@ def test_decision_before_any_event_is_refused() -> None:
     """A log that starts with a decision is not a session log."""
     with pytest.raises(RecordError, match="before any event"):
         replay_records(spec(), [{"seq": 1, "t": 0.0, "kind": "trigger.fired", "trigger": "x", "cause": ""}])
+
+
+# --- memory: replay streams ----------------------------------------------------------------------
+
+#: ``changeup`` under tracemalloc: prints the peak of the memory Python allocated, at exit.
+TRACED = """import atexit, runpy, sys, tracemalloc
+tracemalloc.start()
+atexit.register(lambda: print("peak", tracemalloc.get_traced_memory()[1], file=sys.stderr))
+sys.argv[0] = "changeup"
+runpy.run_module("orchestrator", run_name="__main__")"""
+
+
+def long_run(folder: Path, chunks: int) -> Path:
+    """A run folder of export-time whose log holds ``chunks`` agent output chunks of 1 kB (read
+    and checked by replay, never stepped) among the events of a session and their decisions."""
+    challenge = load_challenge(REPO / "challenges" / "export-time")
+    engine = Engine(challenge.spec)
+    header = {
+        "challenge": challenge.id,
+        "challenge_path": str(challenge.root),
+        "challenge_sha256": challenge.digest,
+    }
+    folder.mkdir()
+    log = EventLog.create(folder / "events.jsonl", header)
+
+    def step(event: Event) -> None:
+        log.append(event.to_record(), event.t)
+        for action in engine.step(event):
+            log.append(action.to_record(), event.t)
+
+    step(SessionStarted(0.0))
+    step(MessageDelivered(0.1, "briefing"))
+    for n in range(chunks):
+        t = 1.0 + n / 100
+        log.append(AgentOutput(t, f"{n:>8} " + "o" * 1000).to_record(), t)
+        if n % 100 == 99:
+            step(ClockTick(t))
+    step(AgentTurnEnded(2.0 + chunks / 100, 0))
+    log.close()
+    return folder
+
+
+def replay_peak(run: Path) -> int:
+    """``changeup replay RUN`` in a process of its own: the peak of its Python allocations (bytes)."""
+    done = subprocess.run(
+        [sys.executable, "-c", TRACED, "replay", str(run)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agrees" in done.stdout
+    return int(done.stderr.split("peak ")[-1])
+
+
+@pytest.mark.slow
+def test_replay_memory_does_not_grow_with_the_log(tmp_path: Path) -> None:
+    """Ten times the records (20 MB more of log) leave replay's peak allocation where it was: it
+    streams the log rather than holding it (it held every record: 25 MB more here)."""
+    short = replay_peak(long_run(tmp_path / "short", 2_000))
+    long = replay_peak(long_run(tmp_path / "long", 20_000))
+    assert long - short < 1_000_000, f"peak {short:,} bytes for 2,000 chunks, {long:,} for 20,000"
+
+
+@pytest.mark.slow
+def test_a_log_that_starts_with_a_decision_is_refused_by_the_cli(tmp_path: Path) -> None:
+    """A decision before any event: the CLI names the log and the record; exit 1, no traceback."""
+    run = long_run(tmp_path / "run", 0)
+    log = run / "events.jsonl"
+    header, *records = log.read_text().splitlines(keepends=True)
+    decision = '{"seq":1,"t":0.0,"kind":"trigger.fired","trigger":"revision","cause":""}\n'
+    log.write_text(header + decision + "".join(records))
+    done = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "replay", str(run)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert f"{log}: seq 1: a trigger.fired decision before any event" in done.stderr
+    assert "Traceback" not in done.stderr

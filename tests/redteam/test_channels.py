@@ -4,7 +4,6 @@ secrets split across reads, and processes that try to outlive their run."""
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -61,7 +60,6 @@ def test_a_workspace_over_its_limits_is_refused_and_recorded(
 ) -> None:
     """20,000 files, or a 700 MB sparse file: the snapshot is refused at once (no test run on
     it), the refusal is recorded, every test fails, and the session is not held up."""
-    started = time.monotonic()
     report, folder = run(
         TARGET, f"command:python3 {AGENTS / 'fills_workspace.py'}", tmp_path / "runs", env=env
     )
@@ -73,7 +71,10 @@ def test_a_workspace_over_its_limits_is_refused_and_recorded(
     refused = [r for r in records(folder) if r["kind"] == "tests.result" and r["status"] == "refused"]
     assert refused
     assert all(r["seconds"] == 0 and r["snapshot"] == "" for r in refused)
-    assert time.monotonic() - started < 60
+    # Not held up: no test run ever starts on a refused snapshot (each started run has its result).
+    started_runs = [r for r in records(folder) if r["kind"] == "tests.started"]
+    ran = [r for r in records(folder) if r["kind"] in ("tests.result", "session.graded") and r["snapshot"]]
+    assert len(started_runs) == len([r for r in ran if not r.get("cached")])
 
 
 @pytest.mark.parametrize("kind", ["command", "process"])
