@@ -18,7 +18,7 @@ from typing import TextIO
 import anyio
 
 from orchestrator.agents.base import AgentContext, Message, TurnAgent, message_text
-from orchestrator.agents.inbox import exclude_inbox
+from orchestrator.agents.inbox import exclude_inbox, post
 from triggers.records import AgentOutput, TurnSummary
 
 __all__ = ["HumanAgent"]
@@ -50,12 +50,8 @@ class HumanAgent(TurnAgent):
         """Show the messages; wait until the person says the turn is done."""
         self._turns += 1
         began = anyio.current_time()
-        inbox = ctx.workspace / ".changeup" / "inbox"
-        inbox.mkdir(parents=True, exist_ok=True)
-        stem = f"{self._turns:03d}"
         self._drain()  # what was typed before this message does not answer it
-        (inbox / f"{stem}.md").write_text(message_text(messages), encoding="utf-8")
-        done = inbox / f"{stem}.done"
+        done = post(ctx.workspace, self._turns, message_text(messages))
         self._show(ctx, messages, done)
         note: str | None = None
         how = ""

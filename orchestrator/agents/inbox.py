@@ -15,7 +15,7 @@ import anyio
 
 from orchestrator.agents.base import AgentContext, Message, TurnAgent, message_text
 
-__all__ = ["InboxAgent", "exclude_inbox"]
+__all__ = ["InboxAgent", "exclude_inbox", "post"]
 
 POLL_SECONDS = 0.5
 #: The line of ``.git/info/exclude`` that keeps the inbox out of git.
@@ -37,14 +37,25 @@ class InboxAgent(TurnAgent):
     async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
         """Drop the messages in the inbox; the turn ends when NNN.done appears."""
         self._turns += 1
-        inbox = ctx.workspace / ".changeup" / "inbox"
-        inbox.mkdir(parents=True, exist_ok=True)
-        stem = f"{self._turns:03d}"
-        (inbox / f"{stem}.md").write_text(message_text(messages), encoding="utf-8")
-        done = inbox / f"{stem}.done"
+        done = post(ctx.workspace, self._turns, message_text(messages))
         while not done.exists():
             await anyio.sleep(POLL_SECONDS)
         return None
+
+
+def post(workspace: Path, turn: int, text: str) -> Path:
+    """Put turn ``turn``'s message in the inbox as ``NNN.md``; returns the ``NNN.done`` to wait for.
+
+    Written under another name and renamed into place, so whoever watches the inbox never
+    reads a message half written.
+    """
+    inbox = workspace / ".changeup" / "inbox"
+    inbox.mkdir(parents=True, exist_ok=True)
+    stem = f"{turn:03d}"
+    partial = inbox / f".{stem}.md.partial"
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(inbox / f"{stem}.md")
+    return inbox / f"{stem}.done"
 
 
 def exclude_inbox(workspace: Path) -> None:
