@@ -39,7 +39,7 @@ from triggers import (
     parse,
     resolve,
 )
-from triggers.check import did_you_mean
+from triggers.typecheck import did_you_mean
 from triggers.globs import GlobError, compile_glob
 from triggers.syntax import And, Call, Compare, Duration, Name
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triggers.check import ALIASES, PREDICATES
+from triggers.typecheck import ALIASES, PREDICATES
 from triggers.durations import UNITS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"

@@ -7,7 +7,7 @@ happens arrive as events, and decisions leave as actions.
 from __future__ import annotations
 
 from triggers.analysis import Finding, analyse
-from triggers.check import PREDICATES, Predicate, Scope, resolve
+from triggers.typecheck import PREDICATES, Predicate, Scope, resolve
 from triggers.durations import DurationError, format_duration, parse_duration
 from triggers.engine import Engine, EngineError
 from triggers.records import (

@@ -104,7 +104,7 @@ class Compiled:
 
 
 def compile_condition(expr: Expr, globs: GlobTable) -> Compiled:
-    """Compile a condition already resolved by :func:`triggers.check.resolve`."""
+    """Compile a condition already resolved by :func:`triggers.typecheck.resolve`."""
     reads = _Reads()
     check = _check(expr, globs, reads, True)
     clocks = reads.clocks

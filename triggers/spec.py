@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from triggers.check import Scope, resolve
+from triggers.typecheck import Scope, resolve
 from triggers.syntax import Compare, ConditionError, Duration, Expr, Name, parse
 
 __all__ = ["BRIEFING", "Spec", "SpecError", "TriggerSpec", "build_spec"]

@@ -11,7 +11,7 @@ Grammar (keywords case-insensitive)::
                 | "(" or ")"
     argument   := NAME | STRING
 
-Parsing never evaluates anything: names are resolved and typed later by ``triggers.check``.
+Parsing never evaluates anything: names are resolved and typed later by ``triggers.typecheck``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from triggers.check import PREDICATES, Scope, resolve
+from triggers.typecheck import PREDICATES, Scope, resolve
 from triggers.syntax import Call, ConditionError, Name, Not, parse, render
 
 SCOPE = Scope(("phase1", "Phase2"), ("pivot", "deadline"))
