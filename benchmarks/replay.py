@@ -40,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine import PHASES, triggers
 
-from orchestrator.cli import cli
-from orchestrator.eventlog import EventLog
-from orchestrator.loader import load_challenge
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.present.cli import cli
+from orchestrator.session.eventlog import EventLog
 from triggers import (
     AgentOutput,
     AgentTurnEnded,

@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 
 from orchestrator.grading.testrun import KeptExport
-from orchestrator.workspace import IGNORED, Workspace
+from orchestrator.session.workspace import IGNORED, Workspace
 
 GOAL_SECONDS = 0.2
 GOAL_SHARE = 0.1  # of the plain copy

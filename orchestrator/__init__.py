@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from orchestrator.challenge import Challenge, ChallengeFile, Phase
-from orchestrator.loader import ChallengeError, load_challenge, validate
-from orchestrator.sourcemap import Problem
+from orchestrator.challenge.loader import ChallengeError, load_challenge, validate
+from orchestrator.challenge.model import Challenge, ChallengeFile, Phase
+from orchestrator.challenge.sourcemap import Problem
 
 __all__ = [
     "Challenge",

@@ -1,5 +1,5 @@
 """``python -m orchestrator`` runs the changeup command line."""
 
-from orchestrator.cli import main
+from orchestrator.present.cli import main
 
 main()

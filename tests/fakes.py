@@ -1,9 +1,11 @@
 """In-memory stand-ins for the session's seams: workspace, watcher, test runner, agent.
 
-A :class:`World` is a dict of file contents. Writing to it queues a change batch for the
-fake watcher; its snapshot id is a hash of the contents; the fake runner asks a verdict
-function what the tests say about those contents. Everything sleeps on the event loop's
-clock only, so sessions run on trio's ``MockClock`` in milliseconds.
+One fake per seam of :mod:`orchestrator.seams`, each faithful to its contract. A
+:class:`World` is a dict of file contents. Writing to it queues a change batch for the fake
+watcher; a snapshot keeps a copy of the contents under a hash of them, its tree id; the fake
+runner asks a verdict function what the tests say about the snapshot it is given, never about
+the live files, so a session that tests a stale or wrong tree is caught. Everything sleeps on
+the event loop's clock only, so sessions run on trio's ``MockClock`` in milliseconds.
 """
 
 from __future__ import annotations
@@ -17,11 +19,16 @@ import anyio
 
 from orchestrator.agents import AgentContext, Message, TurnAgent
 from orchestrator.grading.testrun import TestRun
-from orchestrator.watcher import Batch
-from orchestrator.workspace import EMPTY_TREE
+from orchestrator.session.watcher import Batch
+from orchestrator.session.workspace import EMPTY_TREE
 from triggers import FileChange, PhaseResult
 
 Verdict = Callable[[dict[str, str], str], tuple[int, int]]
+
+
+def tree_of(files: dict[str, str]) -> str:
+    """A content hash standing for the tree id of a snapshot holding ``files``."""
+    return hashlib.sha1(repr(sorted(files.items())).encode()).hexdigest()
 
 
 class World:
@@ -31,6 +38,8 @@ class World:
         self.files = dict(files or {})
         self.debounce = debounce
         self.commits: list[tuple[str, str]] = []
+        #: Every snapshot taken, by tree id: the files as they were.
+        self.snapshots: dict[str, dict[str, str]] = {}
         self._send, self._receive = anyio.create_memory_object_stream[Batch](max_buffer_size=math.inf)
 
     def write(self, path: str, text: str) -> None:
@@ -50,8 +59,8 @@ class World:
         self._receive.close()
 
     def tree(self) -> str:
-        """A content hash standing for a snapshot's tree id."""
-        return hashlib.sha1(repr(sorted(self.files.items())).encode()).hexdigest()
+        """The tree id the files have now (:func:`tree_of`)."""
+        return tree_of(self.files)
 
 
 class FakeRepo:
@@ -60,7 +69,6 @@ class FakeRepo:
     def __init__(self, world: World) -> None:
         self.world = world
         self.snapshots = 0
-        self.trees: dict[str, dict[str, str]] = {}
         self._reported = 0
 
     def files(self) -> list[str]:
@@ -70,14 +78,14 @@ class FakeRepo:
         self.snapshots += 1
         await anyio.sleep(0)
         tree = self.world.tree()
-        self.trees[tree] = dict(self.world.files)
+        self.world.snapshots[tree] = dict(self.world.files)
         return tree
 
     async def export(self, tree: str, dest: Path, *, base: str = EMPTY_TREE) -> list[str]:
         raise AssertionError("the fake runner never exports")
 
     async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
-        old, new = self.trees[before], self.trees[after]
+        old, new = self.world.snapshots[before], self.world.snapshots[after]
         gone = [(path, "deleted") for path in old if path not in new]
         came = [
             (path, "added" if path not in old else "modified") for path in new if old.get(path) != new[path]
@@ -107,7 +115,11 @@ class FakeWatcher:
 
 
 class FakeRunner:
-    """Answers each phase with ``verdict(files, phase)`` after ``seconds`` of (mock) time."""
+    """Answers each phase with ``verdict(files, phase)`` after ``seconds`` of (mock) time.
+
+    ``files`` are those of the snapshot ``tree`` it is asked about; a tree never snapshotted
+    is an error, as it is for the real runner, which exports the tree it is given.
+    """
 
     def __init__(self, world: World, verdict: Verdict, seconds: float = 1.0) -> None:
         self.world = world
@@ -119,8 +131,9 @@ class FakeRunner:
         self.runs.append((tree, tuple(phases)))
         await anyio.sleep(self.seconds)
         results = []
+        files = self.world.snapshots[tree]
         for phase in phases:
-            passed, failed = self.verdict(self.world.files, phase)
+            passed, failed = self.verdict(files, phase)
             results.append(PhaseResult(phase, passed, failed))
         return TestRun("ok", tuple(results), "", self.seconds)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triggers.typecheck import ALIASES, PREDICATES
 from triggers.durations import UNITS
+from triggers.typecheck import ALIASES, PREDICATES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -23,7 +23,7 @@ def test_conditions_doc_lists_every_predicate_unit_and_operator() -> None:
 
 def test_authoring_doc_covers_every_key() -> None:
     """docs/authoring.md documents every key of the challenge format."""
-    from orchestrator.challenge import Calibration, ChallengeModel, Limits, PhaseModel, TriggerModel
+    from orchestrator.challenge.model import Calibration, ChallengeModel, Limits, PhaseModel, TriggerModel
 
     text = (DOCS / "authoring.md").read_text()
     for model in (ChallengeModel, PhaseModel, TriggerModel, Limits, Calibration):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from orchestrator.agents.base import (
-    Agent,
     AgentContext,
     AgentUnavailable,
     Mailbox,
@@ -18,12 +17,12 @@ from orchestrator.agents.inbox import InboxAgent
 from orchestrator.agents.presets import OPTIONS, PRESETS, PresetAgent, PresetOptionError
 from orchestrator.agents.scripted import ScriptedAgent
 from orchestrator.agents.shell import CommandAgent, ProcessAgent
+from orchestrator.seams import Agent
 
 __all__ = [
     "IMPOSTORS",
     "PRESETS",
     "SPEC_HELP",
-    "Agent",
     "AgentContext",
     "AgentSpecError",
     "AgentUnavailable",

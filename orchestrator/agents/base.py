@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
-from orchestrator.challenge import Challenge
+from orchestrator.challenge.model import Challenge
 from orchestrator.grading.agent_sandbox import AgentSandbox
-from orchestrator.grading.environments import Environment
+from orchestrator.grading.venvs import Environment
 from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered, Observation
 
-__all__ = ["Agent", "AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]
+__all__ = ["AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]
 
 
 class AgentUnavailable(RuntimeError):
@@ -95,27 +95,6 @@ class Mailbox:
     def on_interrupt(self, callback: Callable[[], None] | None) -> None:
         """Set what an interrupting message does to the turn under way."""
         self._interrupt = callback
-
-
-class Agent(Protocol):
-    """An agent adapter: runs for the whole session, taking messages from the mailbox."""
-
-    name: str
-    #: Files of the agent CLI's own configuration and credentials, relative to HOME, that its
-    #: private HOME is seeded with (documented per preset in docs/agents.md).
-    home_files: tuple[str, ...]
-
-    def programs(self) -> list[str]:
-        """The programs (names on PATH, or paths) the agent runs: its sandbox shows their installs."""
-
-    def preflight(self, challenge: Challenge) -> None:
-        """Raise :class:`AgentUnavailable`, saying what to do, if it cannot run ``challenge`` here.
-
-        Checked before anything of the run is made, so a run that could only be invalid is
-        refused instead."""
-
-    async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
-        """Work until cancelled (or, for an agent that can exit, until it does)."""
 
 
 class TurnAgent:

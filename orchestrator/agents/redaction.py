@@ -5,15 +5,29 @@ pieces, and a secret may be split between two of them; :class:`RedactedStream` r
 whole lines, and holds back the tail of a line too long to wait for (as long as the
 longest secret, less one character), so a secret is always seen whole before anything of
 it is written. Every adapter that passes an agent's output on goes through it.
+
+Which values are secret: those of secret-named environment variables (:func:`is_secret_name`)
+and those given to secret-named flags (:func:`secret_flags`). Files an agent's CLI writes
+beside its transcript are redacted in place (:func:`redact_file`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["MIN_SECRET_LENGTH", "RedactedStream", "Redactor", "is_secret_name"]
+__all__ = [
+    "MIN_SECRET_LENGTH",
+    "REDACTED",
+    "RedactedStream",
+    "Redactor",
+    "is_secret_name",
+    "masked_env",
+    "redact_file",
+    "secret_flags",
+]
 
 #: Shorter values are not searched for in output (a 1-character "secret" would redact everything).
 MIN_SECRET_LENGTH = 8
@@ -31,6 +45,29 @@ def is_secret_name(name: str) -> bool:
     """Whether an environment variable of this name holds a secret (``ANTHROPIC_API_KEY``, ``GH_TOKEN``)."""
     parts = [p for p in re.split(r"[^A-Z0-9]+", name.upper()) if p]
     return any(p in _SECRET_WORDS or p.endswith(_SECRET_ENDINGS) for p in parts)
+
+
+#: What stands in a record for a value that is a secret.
+REDACTED = "[redacted]"
+
+
+def masked_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with the value of every secret-named variable replaced by :data:`REDACTED`."""
+    return {name: REDACTED if is_secret_name(name) else value for name, value in env.items()}
+
+
+def secret_flags(args: Sequence[str]) -> dict[str, str]:
+    """Values given to secret-named flags in ``args`` (``--openai-api-key sk-…``, ``--api-key=…``)."""
+    found: dict[str, str] = {}
+    for index, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if not name.startswith("-") or not is_secret_name(name.lstrip("-")):
+            continue
+        if eq:
+            found[name] = value
+        elif index + 1 < len(args):
+            found[name] = args[index + 1]
+    return found
 
 
 class Redactor:
@@ -67,6 +104,17 @@ class Redactor:
         if isinstance(obj, dict):
             return {self(str(k)): self.value(v) for k, v in obj.items()}
         return obj
+
+
+def redact_file(path: Path, redact: Redactor) -> None:
+    """Redact a file in place; one that cannot be read as UTF-8 text is left as it is."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    cleaned = redact(text)
+    if cleaned != text:
+        path.write_text(cleaned, encoding="utf-8")
 
 
 class RedactedStream:

@@ -25,9 +25,9 @@ from pathlib import Path
 import anyio
 
 from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, TurnAgent
-from orchestrator.challenge import Challenge
+from orchestrator.challenge.model import Challenge
+from orchestrator.challenge.semantics import OMIT_LIST, omitted
 from orchestrator.grading.git import GitError, git_sync
-from orchestrator.loader import OMIT_LIST, omitted
 from triggers import AgentOutput
 from triggers.globs import compile_glob
 

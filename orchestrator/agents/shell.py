@@ -8,7 +8,7 @@ folder changeup was started in, not from the workspace the command runs in.
 
 A :class:`CommandAgent` may also be given an argument list, run without a shell; its hooks
 (``prompt_for``, ``command_for``, ``stdin_for``, ``env_for``, ``begin_turn``, ``end_turn``) let
-a subclass choose what each turn runs and read what it printed (see ``presets.py``).
+a subclass choose what each turn runs and read what it printed (see ``orchestrator.agents.presets``).
 
 ``process:CMD`` starts ``sh -c CMD`` once and writes each message to its standard input,
 followed by a line holding only ``END_MARKER``. The process ends its turn by printing a
@@ -37,7 +37,7 @@ from orchestrator.agents.base import (
     message_text,
 )
 from orchestrator.agents.redaction import RedactedStream, Redactor
-from orchestrator.challenge import Challenge
+from orchestrator.challenge.model import Challenge
 from orchestrator.grading.processes import run_process_group, stop
 from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
 

@@ -11,7 +11,7 @@
 ``canaries``       canary tests drawn like the hidden tests
 ``junit``          JUnit XML into verdicts; ``testids``: test ids, read from source
 ``seal``           the hidden tests' seals and the final checks
-``environments``   the grading and agent environments: built once, read-only, sealed
+``venvs``          the grading and agent virtual environments: built once, read-only, sealed
 ``runtime``        the private runtime a hidden test run sees instead of the machine
 ``sandbox``        bubblewrap for hidden tests (and the weaker fallbacks), the kinds, the limits
 ``agent_sandbox``  the agent's allow-list sandbox, its private HOME and its shares

@@ -14,7 +14,7 @@ this copy, which lives in changeup's cache where no agent can look:
 - a ``passwd`` and ``group`` naming the test user, and nothing else of ``/etc``.
 
 It is built once per grading environment, made read-only and sealed like the environments
-(``environments.py``). The sandbox binds its top-level folders over an empty root and
+(``venvs.py``). The sandbox binds its top-level folders over an empty root and
 re-creates the host's top-level links (``/lib`` → ``usr/lib`` on merged-``/usr`` systems).
 """
 
@@ -29,7 +29,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.grading.environments import (
+from orchestrator.grading.venvs import (
     READY,
     Environment,
     EnvironmentFailure,

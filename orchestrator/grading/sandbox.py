@@ -38,9 +38,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.grading.environments import Environment
 from orchestrator.grading.processes import reaped
 from orchestrator.grading.runtime import TEST_USER, Runtime
+from orchestrator.grading.venvs import Environment
 
 __all__ = [
     "INSIDE",

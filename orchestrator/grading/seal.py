@@ -2,7 +2,7 @@
 
 When a session starts, the sha256 of every hidden test file of every phase is taken (and
 logged as ``phase.sealed``), beside the challenge's digest and the grading environment,
-whose own seal was taken when it was built (``environments.py``). Every test run copies
+whose own seal was taken when it was built (``venvs.py``). Every test run copies
 the hidden tests through :func:`hidden_files` and compares each file with its seal
 (``HiddenCopy``); the final grading takes the challenge's digest and the grading
 environment's seal again. Any difference means something changed what grades the agent
@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.challenge import Challenge
-from orchestrator.grading.environments import check_seal
+from orchestrator.challenge.model import Challenge, challenge_digest
+from orchestrator.grading.venvs import check_seal
 
 __all__ = ["Seals", "hidden_files"]
 
@@ -58,8 +58,6 @@ class Seals:
 
     def broken(self, challenge: Challenge) -> list[str]:
         """What no longer matches its seal, in words; empty when everything holds."""
-        from orchestrator.loader import challenge_digest  # the loader imports this package
-
         problems = []
         now = _tests(challenge)
         for phase, then in self.tests.items():

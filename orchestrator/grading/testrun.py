@@ -22,13 +22,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import anyio
 
-from orchestrator.challenge import Challenge, Phase
+from orchestrator.challenge.model import Challenge, Phase
 from orchestrator.grading.canaries import Canaries, plant_canaries
-from orchestrator.grading.environments import Environment, EnvironmentFailure, cache_root
 from orchestrator.grading.harness import BOOTSTRAP, Judgement, bootstrap_argv, judge, read_stream
 from orchestrator.grading.junit import JUnitError, Verdict, read_junit
 from orchestrator.grading.policy import Status, counts, void
@@ -37,10 +35,12 @@ from orchestrator.grading.runtime import Runtime, runtime_for
 from orchestrator.grading.sandbox import Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import hidden_files
 from orchestrator.grading.testids import covers, list_tests
-from orchestrator.workspace import EMPTY_TREE, Repository
+from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
+from orchestrator.seams import Repository
+from orchestrator.session.workspace import EMPTY_TREE
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["KeptExport", "PytestRunner", "TestRun", "TestRunner", "refused", "superseded_by"]
+__all__ = ["KeptExport", "PytestRunner", "TestRun", "refused", "superseded_by"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +53,6 @@ class TestRun:
     phases: tuple[PhaseResult, ...]
     detail: str = ""
     seconds: float = 0.0
-
-
-class TestRunner(Protocol):
-    """Runs hidden tests on a snapshot (real: :class:`PytestRunner`; tests: a fake)."""
-
-    async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
-        """Test snapshot ``tree`` on ``phases``' hidden tests."""
 
 
 def superseded_by(challenge: Challenge, phases: Sequence[str]) -> set[str]:

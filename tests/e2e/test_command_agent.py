@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.eventlog import read_log
+from orchestrator.session.eventlog import read_log
 from tests.e2e.test_exit_codes import untimed
 from tests.e2e.test_run import REPO, changeup
 

@@ -1,4 +1,4 @@
-"""``changeup run``'s exit statuses, each end to end: the one table of ``orchestrator/exits.py``."""
+"""``changeup run``'s exit statuses, each end to end: the one table of ``orchestrator/present/exits.py``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.exits import EXIT_TABLE, Exit
+from orchestrator.present.exits import EXIT_TABLE, Exit
 from tests.challenges import without_deadline
 from tests.e2e.test_run import REPO, changeup, run
 from tests.processes import answers_ctrl_c
@@ -170,10 +170,10 @@ def test_a_harness_that_cannot_start_is_an_invalid_grading(tmp_path: Path) -> No
     (the grader's failure, said with its reason), and every verdict is void."""
     import anyio
 
-    from orchestrator.grading.environments import Environment
+    from orchestrator.challenge.loader import load_challenge
     from orchestrator.grading.testrun import PytestRunner
-    from orchestrator.loader import load_challenge
-    from orchestrator.workspace import Workspace
+    from orchestrator.grading.venvs import Environment
+    from orchestrator.session.workspace import Workspace
 
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)

@@ -22,10 +22,10 @@ import anyio
 import pytest
 
 from orchestrator.agents import AgentContext, Mailbox, Message, parse_agent
-from orchestrator.eventlog import read_log
-from orchestrator.loader import load_challenge
-from orchestrator.manifest import write_manifest
-from orchestrator.replay import replay_records
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.scoring.manifest import write_manifest
+from orchestrator.session.eventlog import read_log
+from orchestrator.session.replay import replay_records
 from triggers import AgentOutput, AgentTurnEnded, Event
 from triggers.records import TurnSummary
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from orchestrator.eventlog import EventLogError, read_log
-from orchestrator.html import report_html
-from orchestrator.loader import load_challenge
-from orchestrator.render import report_markdown
-from orchestrator.replay import replay_records
-from orchestrator.report import build_report
-from orchestrator.timeline import describe, play
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.present.html_report import report_html
+from orchestrator.present.markdown import report_markdown
+from orchestrator.present.timeline import describe, play
+from orchestrator.scoring.report import build_report
+from orchestrator.session.eventlog import EventLogError, read_log
+from orchestrator.session.replay import replay_records
 from tests.e2e.test_replay import REPO, changeup, copy_log
 
 pytestmark = pytest.mark.slow

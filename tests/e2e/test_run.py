@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.eventlog import read_log
-from orchestrator.loader import load_challenge
-from orchestrator.replay import replay_records
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.session.eventlog import read_log
+from orchestrator.session.replay import replay_records
 from tests.servers import probe_server
 
 pytestmark = pytest.mark.slow
@@ -284,7 +284,7 @@ def test_inbox_agent_waits_for_the_person(tmp_path: Path) -> None:
     import anyio
 
     from orchestrator.agents import InboxAgent
-    from orchestrator.runs import RunFolder, run_challenge
+    from orchestrator.session.runs import RunFolder, run_challenge
 
     challenge = load_challenge(REPO / "challenges/normalize-tags")
     solutions = challenge.root / "solutions" / "reference"

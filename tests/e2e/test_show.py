@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.eventlog import read_log
+from orchestrator.session.eventlog import read_log
 from tests.e2e.test_run import REPO, changeup, run
 from tests.processes import answers_ctrl_c
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.calibrate import calibrate, exact_match
-from orchestrator.loader import load_challenge
+from orchestrator.challenge.calibrate import calibrate, exact_match
+from orchestrator.challenge.loader import load_challenge
 
 REPO = Path(__file__).resolve().parents[2]
 

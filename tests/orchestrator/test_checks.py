@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from orchestrator.challenge import Criterion
-from orchestrator.checks import CHECKS, Evidence
-from orchestrator.judge import CommandJudge, JudgeSpecError, RuleJudge, parse_judge
-from orchestrator.loader import load_challenge
-from orchestrator.rubric import collect_evidence_text, passing_share
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.challenge.model import Criterion
+from orchestrator.scoring.checks import CHECKS, Evidence
+from orchestrator.scoring.judge import CommandJudge, JudgeSpecError, RuleJudge, parse_judge
+from orchestrator.scoring.rubric import collect_evidence_text, passing_share
 
 pytestmark = pytest.mark.anyio
 

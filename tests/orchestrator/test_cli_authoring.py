@@ -14,8 +14,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from orchestrator.challenge import PATTERNS
-from orchestrator.cli import cli
+from orchestrator.challenge.model import PATTERNS
+from orchestrator.present.cli import cli
 from tests.e2e.test_run import changeup
 
 REPO = Path(__file__).resolve().parents[2]

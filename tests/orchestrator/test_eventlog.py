@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.eventlog import (
+from orchestrator.session.eventlog import (
     FORMAT,
     KNOWN_KINDS,
     VERSION,

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.environments import grading_environment
+from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.testrun import PytestRunner
-from orchestrator.loader import load_challenge
-from orchestrator.workspace import Workspace
+from orchestrator.grading.venvs import grading_environment
+from orchestrator.session.workspace import Workspace
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

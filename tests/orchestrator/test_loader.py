@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrator import ChallengeError, load_challenge, validate
-from orchestrator.sourcemap import SourceError, load_yaml
+from orchestrator.challenge.sourcemap import SourceError, load_yaml
 from triggers import Engine, PhaseResult, SessionStarted, TestsResult, TriggerFired, render
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,12 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.grading.environments import grading_environment
+from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.processes import run_process_group
 from orchestrator.grading.testrun import PytestRunner
-from orchestrator.loader import load_challenge
-from orchestrator.watcher import FsWatcher
-from orchestrator.workspace import Workspace
+from orchestrator.grading.venvs import grading_environment
+from orchestrator.session.watcher import FsWatcher
+from orchestrator.session.workspace import Workspace
 from triggers import FileChange
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.eventlog import EventLog
-from orchestrator.loader import load_challenge
-from orchestrator.replay import replay_records
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.session.eventlog import EventLog
+from orchestrator.session.replay import replay_records
 from triggers import (
     AgentOutput,
     AgentTurnEnded,

@@ -9,12 +9,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from orchestrator.eventlog import LogContents
-from orchestrator.html import report_html
-from orchestrator.loader import load_challenge
-from orchestrator.render import clock, duration, print_summary, report_markdown
-from orchestrator.report import build_report
-from orchestrator.timeline import lines
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.present.html_report import report_html
+from orchestrator.present.markdown import report_markdown
+from orchestrator.present.phrases import clock, duration
+from orchestrator.present.terminal import print_summary
+from orchestrator.present.timeline import lines
+from orchestrator.scoring.report import build_report
+from orchestrator.session.eventlog import LogContents
 
 REPO = Path(__file__).resolve().parents[2]
 EXPORT_TIME = load_challenge(REPO / "challenges" / "export-time")

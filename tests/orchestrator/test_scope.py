@@ -8,9 +8,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.loader import load_challenge
-from orchestrator.scope import outside, scope_record
-from orchestrator.workspace import Workspace
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.scoring.scope import outside, scope_record
+from orchestrator.session.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.agents import AgentContext, Message, ScriptedAgent
-from orchestrator.loader import load_challenge, validate
-from orchestrator.workspace import Workspace
+from orchestrator.challenge.loader import load_challenge, validate
+from orchestrator.session.workspace import Workspace
 from triggers import AgentOutput, Event, Observation
 
 pytestmark = pytest.mark.anyio

@@ -12,14 +12,14 @@ import pytest
 from trio.testing import MockClock
 
 from orchestrator.agents import AgentUnavailable, Message
-from orchestrator.eventlog import EventLog, read_log
+from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.policy import void
 from orchestrator.grading.testrun import TestRun
-from orchestrator.loader import load_challenge
-from orchestrator.replay import replay_records
-from orchestrator.report import build_report
-from orchestrator.session import Outcome, Parts, Session
-from tests.fakes import FakeAgent, FakeRepo, FakeRunner, FakeWatcher, World, passes_when
+from orchestrator.scoring.report import build_report
+from orchestrator.session.eventlog import EventLog, read_log
+from orchestrator.session.loop import Outcome, Parts, Session
+from orchestrator.session.replay import replay_records
+from tests.fakes import FakeAgent, FakeRepo, FakeRunner, FakeWatcher, World, passes_when, tree_of
 
 pytestmark = pytest.mark.anyio
 
@@ -196,6 +196,29 @@ async def test_changes_during_a_run_coalesce_and_equal_trees_are_not_retested(tm
     assert len(set(runner.runs)) == len(runner.runs)  # no tree tested twice
     assert any(r["cached"] for r in results)
     assert outcome.end is not None
+
+
+async def test_each_verdict_is_about_the_snapshot_it_names_not_the_live_files(tmp_path: Path) -> None:
+    """A solution written then broken during a test run: that run still passes what it tested.
+
+    The pivot fires on the passing snapshot; the final grading, of the broken workspace, fails.
+    """
+
+    async def solves_then_breaks(world: World, message: Message) -> None:
+        if message.trigger != "briefing":
+            return
+        world.write("solution.py", "one")
+        await anyio.sleep(5)  # the watcher's batch is in and a 30 s run has begun on "one"
+        world.write("solution.py", "broken")
+
+    outcome, records, _, runner = await run_session(tmp_path, solves_then_breaks, seconds=30.0)
+    tested = {r["snapshot"]: r["phases"][0]["passed"] for r in records if r["kind"] == "tests.result"}
+    solved, broken = tree_of({"solution.py": "one"}), tree_of({"solution.py": "broken"})
+    assert (tested[solved], tested[broken]) == (2, 0)
+    assert [tree for tree, _ in runner.runs].index(solved) < [tree for tree, _ in runner.runs].index(broken)
+    assert first(records, "trigger.fired")["trigger"] == "pivot"
+    assert outcome.final is not None
+    assert [(p.phase, p.passed) for p in outcome.final.phases] == [("phase1", 0), ("phase2", 0)]
 
 
 async def test_time_limit_ends_the_session(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Transcripts, redaction, the CLIs' output formats, preset command lines, and usage in the report."""
+"""Transcripts, the CLIs' output formats, preset command lines, and usage in the report."""
 
 from __future__ import annotations
 
@@ -11,22 +11,18 @@ import pytest
 
 from orchestrator.agents import AgentSpecError, parse_agent
 from orchestrator.agents.presets import PRESETS, PresetAgent, with_context
-from orchestrator.agents.redaction import Redactor, is_secret_name
-from orchestrator.agents.transcript import (
-    AiderText,
-    ClaudeStreamJson,
-    CodexJsonl,
-    GeminiJson,
-    LineParser,
-    OpenHandsJsonl,
-    Transcript,
-    Usage,
-    mini_trajectory_usage,
-)
-from orchestrator.eventlog import LogContents
-from orchestrator.loader import load_challenge
-from orchestrator.render import report_markdown
-from orchestrator.report import build_report
+from orchestrator.agents.presets.aider import AiderText
+from orchestrator.agents.presets.claude_code import ClaudeStreamJson
+from orchestrator.agents.presets.codex import CodexJsonl
+from orchestrator.agents.presets.gemini_cli import GeminiJson
+from orchestrator.agents.presets.mini_swe_agent import mini_trajectory_usage
+from orchestrator.agents.presets.openhands import OpenHandsJsonl
+from orchestrator.agents.redaction import Redactor
+from orchestrator.agents.transcript import LineParser, Transcript, Usage
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.present.markdown import report_markdown
+from orchestrator.scoring.report import build_report
+from orchestrator.session.eventlog import LogContents
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "agents" / "transcripts"
@@ -46,48 +42,6 @@ def parse(parser: LineParser, text: str) -> Usage:
     for line in text.splitlines():
         parser.feed(line)
     return parser.finish()
-
-
-# --- secrets --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        *("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY", "LLM_API_KEY"),
-        *("DB_PASSWORD", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_APIKEY", "HF_TOKEN", "--openai-api-key"),
-    ],
-)
-def test_secret_names_are_recognised(name: str) -> None:
-    """Keys, tokens, secrets and passwords, however they are spelled into a name."""
-    assert is_secret_name(name)
-
-
-@pytest.mark.parametrize(
-    "name", ["PATH", "HOME", "GIT_AUTHOR_NAME", "LLM_MODEL", "MSWEA_CONFIGURED", "KEYBOARD"]
-)
-def test_ordinary_names_are_not_secret(name: str) -> None:
-    """Everything else is recorded as it is."""
-    assert not is_secret_name(name)
-
-
-def test_redactor_replaces_every_secret_value_and_names_it() -> None:
-    """Values of secret-named variables go; short values and ordinary variables stay."""
-    redact = Redactor.from_env({"ANTHROPIC_API_KEY": SECRET, "PIN_TOKEN": "1234", "HOME": "/root"})
-    assert redact(f"key={SECRET}; again {SECRET}") == (
-        "key=[redacted $ANTHROPIC_API_KEY]; again [redacted $ANTHROPIC_API_KEY]"
-    )
-    assert redact("pin 1234 in /root") == "pin 1234 in /root"
-    assert redact.value({"a": [SECRET, 3], SECRET: None}) == {
-        "a": ["[redacted $ANTHROPIC_API_KEY]", 3],
-        "[redacted $ANTHROPIC_API_KEY]": None,
-    }
-
-
-def test_the_longest_of_overlapping_secrets_wins() -> None:
-    """A secret that contains another is redacted whole."""
-    redact = Redactor({"SHORT_KEY": "abcdefgh", "LONG_KEY": "abcdefgh-ijkl"})
-    assert redact("abcdefgh-ijkl and abcdefgh") == "[redacted $LONG_KEY] and [redacted $SHORT_KEY]"
 
 
 # --- the transcript -------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.environments import cache_root, grading_environment
+from orchestrator.grading.venvs import cache_root, grading_environment
 from tests.challenges import without_deadline
 from tests.redteam.common import (
     AGENTS,

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.eventlog import EventLog, read_log
-from orchestrator.loader import load_challenge
-from orchestrator.report import build_report, finished
+from orchestrator.challenge.loader import load_challenge
+from orchestrator.scoring.report import build_report, finished
+from orchestrator.session.eventlog import EventLog, read_log
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,155 @@
+"""Aider: ``aider --message-file`` once per turn, its chat history, and its usage lines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from orchestrator.agents.base import AgentContext
+from orchestrator.agents.presets.base import PresetAgent, TurnArgs
+from orchestrator.agents.transcript import LineParser, Usage, total
+
+__all__ = ["Aider", "AiderText"]
+
+
+AIDER_HISTORY = "aider.chat.history.md"
+AIDER_INPUT_HISTORY = "aider.input.history"
+
+
+class Aider(PresetAgent):
+    """``aider --message-file``; its chat history lives in the agent folder and is restored."""
+
+    preset = "aider"
+    binary = "aider"
+    title = "Aider"
+    docs = (
+        "https://aider.chat/docs/scripting.html (--message / --message-file, then exit)",
+        "https://aider.chat/docs/config/options.html (--yes-always, history files, --restore-chat-history)",
+    )
+    continuity = "--restore-chat-history, from its chat history file in the run's agent/ folder"
+    message_via = "file"
+    _offset = 0  # where this turn's part of the chat history starts
+    env_names = ("AIDER_",)
+    home_files = (".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json")
+    any_api_key = True
+    unattended_default = ("--yes-always",)
+
+    def arguments(self, turn: TurnArgs) -> list[str]:
+        """``aider --message-file FILE --yes-always …``; nothing on stdin."""
+        return [
+            "--message-file",
+            turn.message_file,
+            *self.unattended,
+            "--no-pretty",
+            "--no-fancy-input",
+            "--no-check-update",
+            "--no-analytics",
+            "--no-gitignore",
+            "--chat-history-file",
+            f"{turn.agent_dir}/{AIDER_HISTORY}",
+            "--input-history-file",
+            f"{turn.agent_dir}/{AIDER_INPUT_HISTORY}",
+            *(["--restore-chat-history"] if turn.session else []),
+            *(["--model", self.model] if self.model else []),
+            *self.flags,
+        ]
+
+    def continues(self) -> bool:
+        """Continues when it left a chat history to restore."""
+        history = self._folder / AIDER_HISTORY
+        return history.is_file() and history.stat().st_size > 0
+
+    def command_for(self, ctx: AgentContext, prompt: str, message_file: Path) -> list[str]:
+        """``--restore-chat-history`` stands for the session."""
+        if self._continuing:
+            self._session = AIDER_HISTORY
+        return super().command_for(ctx, prompt, message_file)
+
+    def parser(self) -> LineParser:
+        """Its ``Tokens:``/``Cost:`` lines."""
+        return AiderText()
+
+    def turn_started(self, ctx: AgentContext) -> None:
+        """Remember where this turn's part of the chat history starts."""
+        history = ctx.folder / AIDER_HISTORY
+        self._offset = history.stat().st_size if history.is_file() else 0
+
+    def read_usage(self, ctx: AgentContext, usage: Usage) -> Usage:
+        """The final message is what it answered, from this turn's part of the chat history."""
+        history = ctx.folder / AIDER_HISTORY
+        try:
+            with history.open("rb") as handle:
+                handle.seek(self._offset)
+                added = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return usage
+        said = [
+            line
+            for line in added.splitlines()
+            if not line.startswith(("#### ", "> ", "# aider chat started"))
+            and line.rstrip() not in ("####", ">")
+        ]
+        usage.final_message = "\n".join(said).strip() or None
+        usage.session = ""
+        return usage
+
+    def files_to_redact(self, ctx: AgentContext) -> list[Path]:
+        """Its history files."""
+        return [ctx.folder / AIDER_HISTORY, ctx.folder / AIDER_INPUT_HISTORY]
+
+
+_TOKENS_LINE = re.compile(
+    r"Tokens: (?P<sent>[\d.,]+k?) sent"
+    r"(?:, (?P<write>[\d.,]+k?) cache write)?(?:, (?P<hit>[\d.,]+k?) cache hit)?"
+    r", (?P<received>[\d.,]+k?) received\."
+)
+_COST_LINE = re.compile(r"Cost: \$(?P<message>[\d.]+) message, \$(?P<session>[\d.]+) session\.")
+_MODEL_LINE = re.compile(r"^(?:Main model|Model): (?P<model>\S+)")
+
+
+def _count(text: str | None) -> int | None:
+    """Aider's rounded counts: ``312``, ``2.3k``, ``12k``."""
+    if text is None:
+        return None
+    text = text.replace(",", "")
+    if text.endswith("k"):
+        return round(float(text[:-1]) * 1000)
+    return round(float(text))
+
+
+class AiderText:
+    """Aider's plain output: a ``Tokens: … sent, … received. Cost: $… message, …`` line per LLM call."""
+
+    def __init__(self) -> None:
+        self._usage = Usage()
+        self._sent: list[int | None] = []
+        self._received: list[int | None] = []
+        self._hits: list[int | None] = []
+        self._writes: list[int | None] = []
+        self._costs: list[float] = []
+
+    def feed(self, line: str) -> None:
+        """One line."""
+        tokens = _TOKENS_LINE.search(line)
+        if tokens:
+            self._sent.append(_count(tokens["sent"]))
+            self._received.append(_count(tokens["received"]))
+            self._hits.append(_count(tokens["hit"]))
+            self._writes.append(_count(tokens["write"]))
+        cost = _COST_LINE.search(line)
+        if cost:
+            self._costs.append(float(cost["message"]))
+        model = _MODEL_LINE.match(line.strip())
+        if model and not self._usage.model:
+            self._usage.model = model["model"]
+
+    def finish(self) -> Usage:
+        """Sums over the turn's LLM calls (Aider rounds its counts: ``2.3k``)."""
+        usage = self._usage
+        usage.input_tokens = total(self._sent)
+        usage.output_tokens = total(self._received)
+        if self._sent:
+            usage.cache_read_tokens = total(self._hits) if any(h is not None for h in self._hits) else 0
+            usage.cache_write_tokens = total(self._writes) if any(w is not None for w in self._writes) else 0
+        usage.cost_usd = round(sum(self._costs), 6) if self._costs else None
+        return usage

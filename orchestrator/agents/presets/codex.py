@@ -1,0 +1,86 @@
+"""Codex CLI: ``codex exec --json`` once per turn, and its JSONL events."""
+
+from __future__ import annotations
+
+from orchestrator.agents.presets.base import PresetAgent, TurnArgs
+from orchestrator.agents.transcript import LineParser, Usage, as_int, as_text, json_object, total
+
+__all__ = ["Codex", "CodexJsonl"]
+
+
+class Codex(PresetAgent):
+    """``codex exec --json``; later turns ``codex exec … resume <thread id>``."""
+
+    preset = "codex"
+    binary = "codex"
+    title = "Codex CLI"
+    docs = (
+        "https://github.com/openai/codex/blob/main/docs/exec.md (exec, --json events, exec resume)",
+        "https://github.com/openai/codex/blob/main/codex-rs/exec/src/cli.rs (PROMPT '-': read stdin)",
+    )
+    continuity = "codex exec resume <thread_id> -, the id of its thread.started event"
+    message_via = "stdin"
+    env_names = ("OPENAI_", "CODEX_")
+    home_files = (".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md")
+    unattended_default = ("--sandbox", "workspace-write")
+    transcript_ext = "jsonl"
+
+    def arguments(self, turn: TurnArgs) -> list[str]:
+        """``codex exec --json --sandbox workspace-write … [resume ID] -``; the message is on stdin."""
+        return [
+            "exec",
+            "--json",
+            *self.unattended,
+            *(["--model", self.model] if self.model else []),
+            *self.flags,
+            *(["resume", turn.session] if turn.session else []),
+            "-",
+        ]
+
+    def parser(self) -> LineParser:
+        """JSONL events."""
+        return CodexJsonl()
+
+
+class CodexJsonl:
+    """``codex exec --json``: ``thread.started``, ``item.completed`` (agent messages), ``turn.completed``."""
+
+    def __init__(self) -> None:
+        self._usage = Usage()
+        self._inputs: list[int | None] = []
+        self._cached: list[int | None] = []
+        self._outputs: list[int | None] = []
+        self._error: str | None = None
+
+    def feed(self, line: str) -> None:
+        """One event."""
+        event = json_object(line)
+        if event is None:
+            return
+        kind = event.get("type")
+        if kind in ("thread.started", "session.created"):
+            session = event.get("thread_id") or event.get("session_id")
+            self._usage.session = session if isinstance(session, str) else self._usage.session
+        elif kind == "item.completed":
+            item = event.get("item")
+            if isinstance(item, dict) and item.get("type") == "agent_message":
+                self._usage.final_message = as_text(item.get("text")) or self._usage.final_message
+        elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+            tokens = event["usage"]
+            self._inputs.append(as_int(tokens.get("input_tokens")))
+            self._cached.append(as_int(tokens.get("cached_input_tokens")))
+            self._outputs.append(as_int(tokens.get("output_tokens")))
+        elif kind in ("turn.failed", "error"):
+            error = event.get("error") if kind == "turn.failed" else event
+            message = error.get("message") if isinstance(error, dict) else None
+            self._error = as_text(message) or self._error
+
+    def finish(self) -> Usage:
+        """Token counts summed over the completed turns; Codex reports no cost."""
+        usage = self._usage
+        usage.input_tokens = total(self._inputs)
+        usage.cache_read_tokens = total(self._cached)
+        usage.output_tokens = total(self._outputs)
+        if usage.final_message is None and self._error:
+            usage.final_message = f"error: {self._error}"
+        return usage

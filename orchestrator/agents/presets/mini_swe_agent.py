@@ -1,0 +1,101 @@
+"""mini-swe-agent: ``mini -t …`` once per turn (a new task each time), and its trajectory file."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+
+from orchestrator.agents.base import AgentContext
+from orchestrator.agents.presets.base import PresetAgent, TurnArgs
+from orchestrator.agents.redaction import Redactor
+from orchestrator.agents.transcript import Usage, as_dict, as_number, as_text
+
+__all__ = ["MiniSweAgent", "mini_trajectory_usage"]
+
+
+class MiniSweAgent(PresetAgent):
+    """``mini -y --exit-immediately -t …``: one task per run, so earlier messages are resent."""
+
+    preset = "mini-swe-agent"
+    binary = "mini"
+    title = "mini-swe-agent"
+    docs = (
+        "https://mini-swe-agent.com/latest/usage/mini/ (-t, -y, -m, -o, --exit-immediately)",
+        "src/minisweagent/run/mini.py and run/extra/config.py (MSWEA_CONFIGURED skips first-run setup)",
+    )
+    continuity = "none: each run is a new task, so earlier messages are sent again before the new one"
+    message_via = "argument"
+    env_names = ("MSWEA_", "LITELLM_")
+    home_files = (".config/mini-swe-agent/.env",)
+    any_api_key = True
+    unattended_default = ("-y",)
+
+    def arguments(self, turn: TurnArgs) -> list[str]:
+        """``mini -y --exit-immediately -o TRAJECTORY … -t MESSAGE``."""
+        return [
+            *self.unattended,
+            "--exit-immediately",
+            "-o",
+            f"{turn.agent_dir}/mini-{turn.tag}.traj.json",
+            *(["-m", self.model] if self.model else []),
+            *self.flags,
+            "-t",
+            turn.prompt,
+        ]
+
+    def continues(self) -> bool:
+        """It cannot."""
+        return False
+
+    def extra_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """Skip the interactive first-run setup."""
+        return {} if env.get("MSWEA_CONFIGURED") else {"MSWEA_CONFIGURED": "true"}
+
+    def read_usage(self, ctx: AgentContext, usage: Usage) -> Usage:
+        """Cost, model and last message from its trajectory file."""
+        return mini_trajectory_usage(self._trajectory(ctx), self._redact)
+
+    def files_to_redact(self, ctx: AgentContext) -> list[Path]:
+        """Its trajectory."""
+        return [self._trajectory(ctx)]
+
+    def _trajectory(self, ctx: AgentContext) -> Path:
+        return ctx.folder / f"mini-{self._turns:03d}.traj.json"
+
+    def version_argv(self, path: str) -> list[str] | None:
+        """``mini`` has no ``--version``: ask the Python its script runs on for the package's version."""
+        try:
+            first = Path(path).read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        except OSError:
+            return None
+        interpreter = shlex.split(first[2:]) if first.startswith("#!") else []
+        if not interpreter or "python" not in Path(interpreter[-1]).name:
+            return None
+        code = "import importlib.metadata as m; print(m.version('mini-swe-agent'))"
+        return [*interpreter, "-c", code]
+
+
+def mini_trajectory_usage(path: Path, redact: Redactor) -> Usage:
+    """What mini-swe-agent's trajectory file (``-o``) says: cost, calls and its last message."""
+    usage = Usage()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return usage
+    if not isinstance(data, dict):
+        return usage
+    info = as_dict(data.get("info"))
+    stats = as_dict(info.get("model_stats"))
+    cost, calls = stats.get("instance_cost"), stats.get("api_calls")
+    # mini writes 0.0 when its model has no price: with calls made, that is "not known", not free.
+    number = as_number(cost)
+    if number is not None and (number > 0 or not calls):
+        usage.cost_usd = number
+    usage.model = str(as_dict(as_dict(info.get("config")).get("model")).get("model_name") or "")
+    messages = [m for m in data.get("messages") or [] if isinstance(m, dict)]
+    said = [m.get("content") for m in messages if m.get("role") == "assistant"]
+    final = as_text(info.get("submission")) or (as_text(said[-1]) if said else None)
+    usage.final_message = redact(final) if final else None
+    return usage

@@ -1,0 +1,203 @@
+"""Calibration: can a challenge's graders be trusted?
+
+For each challenge: the reference must reach full marks with its triggers firing as
+designed; on the starter workspace every phase's changed-requirement tests must fail; every
+broken variant must fail exactly the tests and rubric criteria it declares; every impostor
+(the reference returning doubles equal to anything, ``agents/impostor.py``) must fall short
+of full marks; and the reference must do it again, ``trials`` more times, to catch flaky
+tests. A challenge without a reference solution fails at once, with no run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
+from orchestrator.challenge.model import Challenge
+from orchestrator.grading.testids import covers
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.grading.venvs import EnvironmentFailure, grading_environment
+from orchestrator.scoring.judge import Judge, RuleJudge
+from orchestrator.session.eventlog import read_log
+from orchestrator.session.replay import replay_records
+from orchestrator.session.runs import RunFolder, run_challenge
+from orchestrator.session.workspace import Workspace
+
+__all__ = ["Check", "calibrate", "exact_match"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One calibration row: what was run, what it had to do, what it did."""
+
+    challenge: str
+    run: str
+    expected: str
+    got: str
+    ok: bool
+    folder: str = ""
+
+
+def exact_match(declared: list[str], failing: list[str]) -> tuple[list[str], list[str]]:
+    """Declared ids that caught nothing, and failing tests no declared id covers."""
+    missed = [d for d in declared if not any(covers(d, f) for f in failing)]
+    extra = sorted({f.split("[", 1)[0] for f in failing if not any(covers(d, f) for d in declared)})
+    return missed, extra
+
+
+def _failing(report: dict[str, Any]) -> list[str]:
+    return [t["id"] for phase in report["phases"] for t in phase["failing"]]
+
+
+def _short(report: dict[str, Any]) -> list[str]:
+    return [c["id"] for c in report.get("rubric") or [] if c["score"] != 1]
+
+
+def _reference_check(challenge: Challenge, report: dict[str, Any], label: str, folder: Path) -> Check:
+    fired = [t["id"] for t in report["triggers"] if t["fired"]]
+    expected_fired = challenge.model.calibration.expect_fired
+    problems = []
+    if not report["score"]["full_success"]:
+        misses = _failing(report)[:4] + _short(report)[:4]
+        problems.append("not full marks: " + (", ".join(misses) or f"run {report['run']['status']}"))
+    if expected_fired is not None:
+        problems += [f"{t} did not fire" for t in expected_fired if t not in fired]
+    else:
+        kinds = {t["id"]: t["kind"] for t in report["triggers"]}
+        problems += [f"deadline {t} fired" for t in fired if kinds[t] == "deadline"]
+    expected = "full marks; fires " + (", ".join(expected_fired) if expected_fired else "no deadline")
+    got = "; ".join(problems) or f"100%, fired {', '.join(fired) or 'nothing'}"
+    return Check(challenge.id, label, expected, got, not problems, str(folder))
+
+
+def _broken_check(challenge: Challenge, name: str, report: dict[str, Any], folder: Path) -> Check:
+    variant = next(b for b in challenge.model.calibration.broken if b.name == name)
+    missed, extra = exact_match(variant.fails, _failing(report))
+    short = _short(report)
+    problems = [f"did not fail {m}" for m in missed] + [f"also failed {e}" for e in extra]
+    problems += [f"did not fall short on {c}" for c in variant.fails_checks if c not in short]
+    problems += [f"also fell short on {c}" for c in short if c not in variant.fails_checks]
+    if report["run"]["status"] != "completed":
+        problems.append(f"run {report['run']['status']}: {report['run']['detail'][-200:]}")
+    got = "; ".join(problems) or "caught, exactly as declared"
+    expected = f"fails exactly {len(variant.fails)} declared test(s)"
+    if variant.fails_checks:
+        expected += f" and falls short on {', '.join(variant.fails_checks)}"
+    return Check(challenge.id, f"broken/{name}", expected, got, not problems, str(folder))
+
+
+def _impostor_check(challenge: Challenge, label: str, report: dict[str, Any], folder: Path) -> Check:
+    """An impostor must fall short: some test must notice that what it got is not the real thing."""
+    passed = sum(p["passed"] for p in report["phases"])
+    total = sum(p["total"] for p in report["phases"])
+    problems = []
+    if report["run"]["status"] != "completed":
+        problems.append(f"run {report['run']['status']}: {report['run']['detail'][-200:]}")
+    elif report["score"]["full_success"]:
+        problems.append(f"full marks with doubles for results ({passed}/{total} tests): assert their types")
+    got = "; ".join(problems) or f"falls short: {passed}/{total} tests pass"
+    return Check(challenge.id, label, "falls short of full marks", got, not problems, str(folder))
+
+
+async def _starter_check(challenge: Challenge, out: Path) -> Check:
+    """Each phase's changed-requirement tests must fail on the untouched starter."""
+    folder = RunFolder.new(out, challenge, "starter").path
+    workspace = Workspace.create(challenge.workspace, folder / "workspace", folder / "shadow.git")
+    environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
+    runner = PytestRunner(challenge, workspace, folder / "scratch", environment=environment)
+    tree = await workspace.snapshot()
+    passing: list[str] = []
+    try:
+        for phase in challenge.phases:
+            (result,) = (await runner.run(tree, (phase.id,))).phases
+            passing += [
+                t.id
+                for t in result.tests
+                if t.outcome == "passed" and not any(covers(p, t.id) for p in phase.preserved)
+            ]
+    finally:
+        shutil.rmtree(folder / "scratch", ignore_errors=True)  # the kept export, as a run's is
+    got = (
+        "every changed-requirement test fails"
+        if not passing
+        else "passes on the starter: " + ", ".join(passing)
+    )
+    return Check(challenge.id, "starter", "changed-requirement tests fail", got, not passing, str(folder))
+
+
+async def calibrate(
+    challenges: list[Challenge],
+    out: Path,
+    *,
+    trials: int = 3,
+    jobs: int = 2,
+    judge: Judge | None = None,
+    on_check: Any = None,
+) -> list[Check]:
+    """Calibrate every challenge; returns one row per run, in a stable order."""
+    limiter = anyio.CapacityLimiter(jobs)
+    judge = judge or RuleJudge()
+    planned = [(challenge, label) for challenge in challenges for label in _plan(challenge, trials)]
+    rows: dict[int, Check] = {}
+
+    async def one(index: int, challenge: Challenge, label: str) -> None:
+        async with limiter:
+            rows[index] = await _one(challenge, label, out, judge)
+            if on_check is not None:
+                on_check(rows[index])
+
+    async with anyio.create_task_group() as group:
+        for index, (challenge, label) in enumerate(planned):
+            group.start_soon(one, index, challenge, label)
+    checks = [rows[i] for i in range(len(planned))]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "calibration.json").write_text(json.dumps([asdict(c) for c in checks], indent=2) + "\n")
+    return checks
+
+
+def _plan(challenge: Challenge, trials: int) -> list[str]:
+    """The runs that calibrate ``challenge``; without a reference solution, only the one that says so."""
+    if not challenge.reference.is_dir():
+        return ["reference"]
+    return [
+        "reference",
+        "starter",
+        *(f"broken/{b.name}" for b in challenge.model.calibration.broken),
+        *(f"impostor/{kind}" for kind in IMPOSTORS),
+        *(f"reference #{n}" for n in range(2, trials + 2)),
+    ]
+
+
+async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Check:
+    if not challenge.reference.is_dir():
+        # Every other run applies or compares against the reference: none of them can pass.
+        got = "no solutions/reference/ folder: nothing to calibrate against, so no run was made"
+        return Check(challenge.id, label, "a reference solution", got, False)
+    try:
+        if label == "starter":
+            return await _starter_check(challenge, out)
+        if label.startswith("impostor/"):
+            agent: ScriptedAgent = ImpostorAgent(label.removeprefix("impostor/"))
+        else:
+            agent = ScriptedAgent("reference" if label.startswith("reference") else label)
+        folder, _, report = await run_challenge(challenge, agent, out, judge=judge)
+        if label.startswith("broken/"):
+            check = _broken_check(challenge, label.removeprefix("broken/"), report, folder.path)
+        elif label.startswith("impostor/"):
+            check = _impostor_check(challenge, label, report, folder.path)
+        else:
+            check = _reference_check(challenge, report, label, folder.path)
+        # Every recorded run must replay: the engine re-decides it exactly.
+        divergence = replay_records(challenge.spec, read_log(folder.log).records).divergence
+        if divergence is not None:
+            got = f"{check.got}; replay diverges at seq {divergence.seq}: {divergence.reason}"
+            return Check(check.challenge, check.run, check.expected, got, False, check.folder)
+        return check
+    except EnvironmentFailure as error:
+        return Check(challenge.id, label, "an environment to run in", f"invalid: {error}", False)

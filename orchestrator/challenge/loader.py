@@ -1,0 +1,153 @@
+"""Load and validate a challenge folder, reporting every problem as ``file:line:column: message``.
+
+Validation runs in layers, each only when the one before succeeded: the YAML must parse;
+its shape must match :class:`~orchestrator.challenge.model.ChallengeFile`; then its meaning
+(:mod:`orchestrator.challenge.semantics`): names, conditions, phases and the folder itself,
+checked together so one run lists every problem.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from orchestrator.challenge.model import (
+    ID_RULES,
+    Challenge,
+    ChallengeFile,
+)
+from orchestrator.challenge.semantics import Semantics
+from orchestrator.challenge.sourcemap import Path_, Problem, SourceError, SourceMap, load_yaml
+from triggers.typecheck import did_you_mean
+
+__all__ = [
+    "ChallengeError",
+    "challenge_warnings",
+    "load_challenge",
+    "validate",
+]
+
+CHALLENGE_FILE = "challenge.yaml"
+
+
+class ChallengeError(Exception):
+    """A challenge that does not validate; ``problems`` says everything that is wrong."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def load_challenge(path: Path | str) -> Challenge:
+    """Load the challenge at ``path`` (its folder or its ``challenge.yaml``)."""
+    result = _load(Path(path))
+    if isinstance(result, list):
+        raise ChallengeError(result)
+    return result
+
+
+def validate(path: Path | str) -> list[Problem]:
+    """Every problem of the challenge at ``path``; empty when it is valid."""
+    result = _load(Path(path))
+    return result if isinstance(result, list) else []
+
+
+def challenge_warnings(challenge: Challenge, path: Path | str) -> list[Problem]:
+    """What is valid yet cannot work as intended, for the valid challenge loaded from ``path``."""
+    if challenge.reference.is_dir():
+        return []
+    message = (
+        "warning: no solutions/reference/ folder: calibration needs a reference solution of every "
+        "phase (solutions/reference/<phase>/) and cannot pass without one"
+    )
+    return [Problem(str(_challenge_file(Path(path))), 1, 1, message)]
+
+
+def _challenge_file(path: Path) -> Path:
+    """A challenge's YAML file, from the path of its folder or of the file itself."""
+    return path / CHALLENGE_FILE if path.is_dir() or not path.suffix else path
+
+
+def _load(path: Path) -> Challenge | list[Problem]:
+    file = _challenge_file(path)
+    root = file.parent
+    if not file.is_file():
+        if not root.exists():
+            return [Problem(str(root), 0, 0, "no such challenge folder")]
+        what = f"no {CHALLENGE_FILE} here (a challenge folder holds {CHALLENGE_FILE}, workspace/ and tests/)"
+        return [Problem(str(root), 0, 0, what)]
+    try:
+        data, source = load_yaml(file.read_text(encoding="utf-8"), str(file))
+    except SourceError as error:
+        return [error.problem]
+    except UnicodeDecodeError:
+        return [Problem(str(file), 1, 1, "not UTF-8 text")]
+    if not isinstance(data, dict):
+        found = "the file is empty" if data is None else f"found {type(data).__name__}"
+        return [Problem(str(file), 1, 1, f"expected a mapping with a top-level 'challenge:' key; {found}")]
+    try:
+        model = ChallengeFile.model_validate(data).challenge
+    except ValidationError as error:
+        return sorted({_schema_problem(e, source) for e in error.errors()})
+    return Semantics(model, root, source).run()
+
+
+# --- schema errors -----------------------------------------------------------------------
+
+
+def _schema_problem(error: Any, source: SourceMap) -> Problem:
+    loc: Path_ = tuple(error["loc"])
+    kind = error["type"]
+    where = _describe(loc[:-1]) if loc else "the file"
+    if kind == "extra_forbidden":
+        allowed = _fields_at(loc[:-1])
+        hint = did_you_mean(str(loc[-1]), allowed)
+        return source.problem(
+            loc, f"unknown key {loc[-1]!r} in {where}{hint} (expected one of: {', '.join(allowed)})", key=True
+        )
+    if kind == "missing":
+        return source.problem(loc[:-1], f"missing required key {loc[-1]!r} in {where}", key=True)
+    if kind == "string_pattern_mismatch":
+        rule = ID_RULES[error["ctx"]["pattern"]]
+        return source.problem(loc, f"{_describe(loc)}: {error['input']!r} must {rule}")
+    message = str(error["msg"]).removeprefix("Value error, ")
+    message = message.replace("Input should be", "expected").replace("String should", "text should")
+    value = error.get("input")
+    if not isinstance(value, dict | list) and repr(value) not in message:
+        message += f", got {value!r}"
+    return source.problem(loc, f"{_describe(loc)}: {message}")
+
+
+def _describe(loc: Path_) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the file"
+
+
+def _fields_at(loc: Path_) -> list[str]:
+    """The keys allowed in the mapping at ``loc``, walking the models' annotations."""
+    current: Any = ChallengeFile
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int):
+            args = typing.get_args(current)
+            current = args[0] if args else current
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            field = next(f for name, f in current.model_fields.items() if part in (name, f.alias))
+            current = field.annotation
+    current = _unwrap(current)
+    assert isinstance(current, type)
+    assert issubclass(current, BaseModel)
+    return [f.alias or name for name, f in current.model_fields.items()]
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip ``X | None`` down to ``X``."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation

@@ -1,0 +1,352 @@
+"""The challenge format: pydantic models of ``challenge.yaml`` and the loaded :class:`Challenge`.
+
+The seed shape (``initial_briefing`` plus ``triggers`` with ``condition``, ``message`` and
+``new_tests``) is valid as written; everything else is optional and has a default. Unknown
+keys are errors. ``changeup schema`` prints the JSON Schema of :class:`ChallengeFile`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from triggers import Spec, parse_duration
+from triggers.durations import UNITS
+
+__all__ = [
+    "ID_RULES",
+    "IGNORED_PARTS",
+    "MESSAGE_KINDS",
+    "PATTERNS",
+    "BrokenVariant",
+    "Calibration",
+    "Challenge",
+    "ChallengeFile",
+    "ChallengeModel",
+    "CheckName",
+    "Criterion",
+    "JudgeRules",
+    "Judged",
+    "Limits",
+    "Phase",
+    "PhaseModel",
+    "Scoring",
+    "TriggerModel",
+    "challenge_digest",
+]
+
+PatternName = Literal["pivot", "escalation", "contradiction", "retraction", "revision"]
+MessageKind = Literal[
+    "pivot",
+    "escalation",
+    "contradiction",
+    "retraction",
+    "revision",
+    "deadline",
+    "notice",
+]
+PATTERNS: tuple[str, ...] = get_args(PatternName)
+MESSAGE_KINDS: tuple[str, ...] = get_args(MessageKind)
+
+IDENTIFIER = r"^[A-Za-z][A-Za-z0-9_]*$"
+CHALLENGE_ID = r"^[a-z0-9][a-z0-9._-]*$"
+CRITERION_ID = r"^[A-Za-z][A-Za-z0-9_-]*$"
+VARIANT_NAME = r"^[a-z0-9][a-z0-9_-]*$"
+
+#: Each name pattern of the format, with its rule in words: error messages quote these.
+ID_RULES: dict[str, str] = {
+    IDENTIFIER: "start with a letter and hold only letters, digits and _ (e.g. phase2)",
+    CHALLENGE_ID: (
+        "be lower-case: start with a letter or digit and hold only a-z, 0-9, '.', '_' and '-' "
+        "(e.g. export-time)"
+    ),
+    CRITERION_ID: "start with a letter and hold only letters, digits, _ and - (e.g. old-rule-kept)",
+    VARIANT_NAME: (
+        "be lower-case: start with a letter or digit and hold only a-z, 0-9, _ and - (e.g. suffix-only)"
+    ),
+}
+
+
+def _seconds(value: Any) -> Any:
+    """Durations may be written ``30min`` or as a number of seconds (but not as true/false)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as 30s, 5m, 30min or 2h, got {value!r}")
+    if isinstance(value, str):
+        return parse_duration(value)
+    return value
+
+
+def _case_insensitive(word: str) -> str:
+    """A regular expression matching ``word`` in any case: JSON Schema patterns have no flags."""
+    return "".join(f"[{c.lower()}{c.upper()}]" for c in word)
+
+
+# What parse_duration reads, for editors: a number and a unit, or a plain number of seconds.
+_DURATION_SCHEMA = {
+    "anyOf": [
+        {"type": "number", "minimum": 0},
+        {
+            "type": "string",
+            "pattern": rf"^\s*\d+(\.\d+)?\s*({'|'.join(map(_case_insensitive, UNITS))})\s*$",
+        },
+    ],
+    "description": "A duration: 30s, 5m, 30min, 2h, or a number of seconds.",
+}
+
+Seconds = Annotated[float, Field(ge=0), BeforeValidator(_seconds), WithJsonSchema(_DURATION_SCHEMA)]
+Identifier = Annotated[str, Field(pattern=IDENTIFIER)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class PhaseModel(_Strict):
+    """A phase: the hidden tests it adds to the suite, and how much it weighs."""
+
+    id: Identifier = Field(description="Name used in conditions, e.g. phase2 in phase2_tests_pass.")
+    title: str = Field("", description="A short human title for reports.")
+    tests: str | None = Field(
+        None, description="Folder of hidden tests, relative to the challenge. Default: tests/<id>."
+    )
+    command: str | None = Field(
+        None,
+        description=(
+            "Run this shell command instead of pytest; it must write JUnit XML to "
+            "$CHANGEUP_JUNIT. $CHANGEUP_TESTS is the phase's hidden test folder."
+        ),
+    )
+    weight: float = Field(1.0, ge=0, description="Share of the total score (normalised over phases).")
+    supersedes: list[str] = Field(
+        default_factory=list,
+        description="Earlier tests this phase's contract replaces, as phase/file.py::test.",
+    )
+    preserved: list[str] = Field(
+        default_factory=list,
+        description=(
+            "This phase's tests that check behaviour which must stay (they may pass on the "
+            "starter); the phase's other tests are its changed requirement."
+        ),
+    )
+
+
+class TriggerModel(_Strict):
+    """When ``condition`` holds, deliver ``message`` and unlock a phase."""
+
+    id: Identifier | None = Field(None, description="Name for fired(...) and reports. Default: trigger<N>.")
+    condition: str | None = Field(
+        None, description="When to fire, in the condition language (docs/conditions.md)."
+    )
+    at: Seconds | None = Field(None, description="Fire no earlier than this long after the start.")
+    after: Identifier | None = Field(None, description="Fire only after this trigger fired.")
+    hold: Seconds = Field(0.0, alias="for", description="The condition must hold this long first.")
+    once: bool = Field(True, description="Fire at most once (default); false re-fires on each new edge.")
+    message: str = Field("", description="The message delivered to the agent.")
+    kind: MessageKind = Field("notice", description="What sort of change the message is.")
+    unlocks: Identifier | None = Field(None, description="The phase whose tests join the suite.")
+    new_tests: list[str] = Field(
+        default_factory=list,
+        description="Seed form of unlocks: a phase id or 'Phase N test suite'.",
+    )
+    delivery: Literal["queue", "interrupt"] = Field(
+        "queue", description="queue: at the end of the agent's turn; interrupt: at once."
+    )
+    priority: int = Field(0, description="Among triggers ready at once to unlock a phase, highest wins.")
+
+
+CheckName = Literal[
+    "dead-code", "clean-history", "absent", "code-survival", "quality-curve", "protection-review"
+]
+
+
+class JudgeRules(_Strict):
+    """What the rule-based judge looks for in the agent's transcript and notes.
+
+    Each group in ``all`` must match (any of its regular expressions, case-insensitive);
+    at least ``at_least`` groups of ``count`` must match. The score is the fraction of
+    requirements met.
+    """
+
+    all: list[list[str]] = Field(default_factory=list)
+    count: list[list[str]] = Field(default_factory=list)
+    at_least: int = Field(0, ge=0)
+
+
+class Judged(_Strict):
+    """A criterion judged from what the agent said and wrote, not from tests."""
+
+    question: str = Field(description="The rubric question put to a judge.")
+    rules: JudgeRules = Field(default_factory=JudgeRules, description="For the rule-based judge.")
+
+
+class Criterion(_Strict):
+    """One row of a pattern's rubric: evidence from tests, a built-in check, or a judge."""
+
+    id: str = Field(pattern=CRITERION_ID)
+    title: str = ""
+    weight: float = Field(0.0, ge=0, description="Share of the total; 0 reports without scoring.")
+    tests: list[str] | None = Field(
+        None, description="Phase ids or test ids; the score is the fraction passing in the final grading."
+    )
+    check: CheckName | None = Field(None, description="A built-in check of the workspace and its history.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Settings of the check.")
+    judge: Judged | None = None
+    critical: bool = Field(
+        False, description="Anything short of full marks is a critical failure no other score cancels."
+    )
+
+
+class Scoring(_Strict):
+    """How a run is scored beyond per-phase tests."""
+
+    rubric: list[Criterion] = Field(default_factory=list)
+
+
+class Limits(_Strict):
+    """Time and size limits."""
+
+    session: Seconds = Field(3600.0, description="The whole session.")
+    test_run: Seconds = Field(120.0, description="One hidden test run.")
+    agent_turn: Seconds | None = Field(None, description="One agent turn (none: only the session limit).")
+    workspace_files: int = Field(
+        10_000, ge=1, description="Most files a workspace snapshot may hold (caches and .git aside)."
+    )
+    workspace_mb: float = Field(
+        100.0, gt=0, description="Most megabytes a workspace snapshot may hold (sparse files at full size)."
+    )
+
+
+class BrokenVariant(_Strict):
+    """A deliberately wrong solution that calibration must catch."""
+
+    name: str = Field(pattern=VARIANT_NAME, description="Folder under solutions/broken/.")
+    description: str = ""
+    fails: list[str] = Field(
+        default_factory=list, description="Tests it must fail (and no others), as phase/file.py::test."
+    )
+    fails_checks: list[str] = Field(
+        default_factory=list, description="Rubric criteria it must fall short on (and no others)."
+    )
+
+
+class Calibration(_Strict):
+    """Solutions used by the scripted agent and by ``changeup calibrate``."""
+
+    broken: list[BrokenVariant] = Field(default_factory=list)
+    expect_fired: list[str] | None = Field(
+        None,
+        description=(
+            "Triggers the reference run must fire. Default: every phase gets unlocked and no "
+            "trigger of kind deadline fires."
+        ),
+    )
+
+
+class ChallengeModel(_Strict):
+    """One evolving challenge."""
+
+    id: str = Field(pattern=CHALLENGE_ID, description="Stable id, lower-case.")
+    title: str = ""
+    pattern: PatternName | None = None
+    initial_briefing: str = Field(min_length=1, description="The first message: phase 1's requirements.")
+    phases: list[PhaseModel] | None = Field(
+        None, description="Ordered phases. Default: phase1 and each phase a trigger unlocks."
+    )
+    triggers: list[TriggerModel] = Field(default_factory=list)
+    end: str | None = Field(None, description="End the session early when this condition holds.")
+    limits: Limits = Field(default_factory=Limits)
+    allowed_paths: list[str] = Field(
+        default_factory=list,
+        description="Globs the agent is expected to change; others are scope findings.",
+    )
+    requirements: list[str] = Field(
+        default_factory=list,
+        description="pip requirements of the hidden tests and the agent; built once into a cached venv.",
+    )
+    scoring: Scoring = Field(default_factory=Scoring)
+    calibration: Calibration = Field(default_factory=Calibration)
+
+
+class ChallengeFile(_Strict):
+    """The whole of ``challenge.yaml``."""
+
+    challenge: ChallengeModel
+
+
+# --- the loaded challenge ----------------------------------------------------------------
+
+_SEED_PHASE = re.compile(r"^phase\s*(\d+)(?:\s+test\s+suite)?$", re.IGNORECASE)
+
+
+def seed_phase_name(text: str) -> str | None:
+    """``"Phase 2 test suite"`` → ``"phase2"``; None when the text is not of that form."""
+    match = _SEED_PHASE.match(text.strip())
+    return f"phase{int(match.group(1))}" if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A phase with its hidden-test location resolved."""
+
+    id: str
+    title: str
+    tests: Path
+    command: str | None
+    weight: float
+    supersedes: tuple[str, ...]
+    preserved: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """A validated challenge folder, ready to run."""
+
+    root: Path
+    model: ChallengeModel
+    phases: tuple[Phase, ...]
+    spec: Spec
+    digest: str
+
+    @property
+    def id(self) -> str:
+        """The challenge id."""
+        return self.model.id
+
+    @property
+    def workspace(self) -> Path:
+        """The starter workspace template."""
+        return self.root / "workspace"
+
+    @property
+    def reference(self) -> Path:
+        """The reference solution's folder, which the scripted agent and calibration need."""
+        return self.root / "solutions" / "reference"
+
+    def phase(self, phase_id: str) -> Phase:
+        """The phase called ``phase_id``."""
+        return next(p for p in self.phases if p.id == phase_id)
+
+    def solution(self, variant: str, phase_id: str) -> Path:
+        """Files the scripted agent applies for ``phase_id``: ``reference`` or ``broken/<name>``."""
+        return self.root / "solutions" / variant / phase_id
+
+
+#: Tool caches: never part of a challenge (its digest, the copy a run keeps).
+IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+
+
+def challenge_digest(root: Path) -> str:
+    """sha256 over the challenge folder's file names and contents, in sorted order."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = file.relative_to(root)
+        if IGNORED_PARTS & set(relative.parts):
+            continue
+        digest.update(relative.as_posix().encode() + b"\0")
+        digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()

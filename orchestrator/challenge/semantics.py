@@ -1,0 +1,455 @@
+"""What a schema-valid challenge must mean: names, conditions, phases, tests and folders.
+
+The schema (:mod:`orchestrator.challenge.loader`) says what shape a challenge has; this module
+checks what the shape cannot: that every name resolves, every condition parses and type-checks,
+every phase's folders and tests exist, every test a list names is a test, and a broken variant's
+``.omit`` list names only what the reference has. All of it runs in one pass, so one run lists
+every problem, each at its place in the YAML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path, PurePosixPath
+
+from orchestrator.challenge.model import (
+    IDENTIFIER,
+    Challenge,
+    ChallengeModel,
+    Phase,
+    TriggerModel,
+    challenge_digest,
+    seed_phase_name,
+)
+from orchestrator.challenge.sourcemap import Path_, Problem, SourceMap
+from orchestrator.grading.testids import TestFileError, covers, list_tests
+from triggers import (
+    ConditionError,
+    Expr,
+    Scope,
+    Spec,
+    TriggerSpec,
+    analyse,
+    parse,
+    resolve,
+)
+from triggers.globs import GlobError, compile_glob
+from triggers.syntax import And, Call, Compare, Duration, Name
+from triggers.typecheck import did_you_mean
+
+__all__ = ["OMIT_LIST", "Semantics", "omitted"]
+
+#: In a broken variant's phase folder: the files of the reference's phase folder it leaves
+#: out, one path a line (the variant is an overlay on the reference; docs/authoring.md).
+OMIT_LIST = ".omit"
+_ROOT: Path_ = ("challenge",)
+
+
+class Semantics:
+    """Checks names, conditions, phases and folders of a schema-valid challenge."""
+
+    def __init__(self, model: ChallengeModel, root: Path, source: SourceMap) -> None:
+        self.model = model
+        self.root = root
+        self.source = source
+        self.problems: list[Problem] = []
+        self.phase_ids: list[str] = []
+
+    def report(self, path: Path_, message: str, *, key: bool = False) -> None:
+        self.problems.append(self.source.problem((*_ROOT, *path), message, key=key))
+
+    def run(self) -> Challenge | list[Problem]:
+        trigger_ids = self._trigger_ids()
+        targets = [self._target(i, t) for i, t in enumerate(self.model.triggers)]
+        phase_ids = self.phase_ids = self._phase_ids(targets)
+        scope = Scope(tuple(phase_ids), tuple(trigger_ids))
+        triggers = [
+            self._trigger(i, t, trigger_ids[i], targets[i], scope) for i, t in enumerate(self.model.triggers)
+        ]
+        end = self._condition(("end",), self.model.end, scope) if self.model.end else None
+        phases = self._phases(phase_ids)
+        self._allowed_paths()
+        if self.problems:
+            return sorted(set(self.problems))
+        built = [t for t in triggers if t is not None]
+        spec = Spec(
+            tuple(phase_ids),
+            tuple(built),
+            self.model.initial_briefing,
+            self.model.limits.session,
+            end,
+            self.model.end or "",
+        )
+        self._findings(spec)
+        listings = self._listings(phases)
+        self._supersedes(phases, listings)
+        self._preserved(listings)
+        self._rubric(listings)
+        self._calibration(listings)
+        self._folders()
+        self._overlays()
+        if self.problems:
+            return sorted(set(self.problems))
+        # Messages name paths as the author gave them; the loaded challenge holds absolute ones.
+        located = tuple(dataclasses.replace(p, tests=p.tests.resolve()) for p in phases)
+        return Challenge(self.root.resolve(), self.model, located, spec, challenge_digest(self.root))
+
+    # triggers ---------------------------------------------------------------------------
+
+    def _trigger_ids(self) -> list[str]:
+        ids: list[str] = []
+        seen: dict[str, int] = {}
+        for i, trigger in enumerate(self.model.triggers):
+            name = trigger.id or f"trigger{i + 1}"
+            if name.lower() == "briefing":
+                self.report(("triggers", i, "id"), "'briefing' is reserved for the initial briefing")
+            elif name.lower() in seen:
+                self.report(
+                    ("triggers", i, "id"),
+                    f"duplicate trigger id {name!r} (also triggers[{seen[name.lower()]}])",
+                )
+            seen.setdefault(name.lower(), i)
+            ids.append(name)
+        return ids
+
+    def _target(self, index: int, trigger: TriggerModel) -> str | None:
+        """The phase a trigger unlocks, from ``unlocks`` or the seed form ``new_tests``."""
+        named = {self._named_phase(item) for item in trigger.new_tests}
+        if len(named) > 1:
+            self.report(
+                ("triggers", index, "new_tests"),
+                f"new_tests names several phases ({', '.join(sorted(named))}); a trigger unlocks one",
+            )
+        from_seed = next(iter(named)) if len(named) == 1 else None
+        if from_seed is not None and not re.match(IDENTIFIER, from_seed):
+            self.report(
+                ("triggers", index, "new_tests"),
+                f"new_tests entry {from_seed!r} names no phase: write a phase id (phase2), its test folder "
+                "(tests/phase2) or 'Phase 2 test suite'",
+            )
+            from_seed = None
+        if trigger.unlocks and from_seed and trigger.unlocks != from_seed:
+            self.report(
+                ("triggers", index, "new_tests"),
+                f"new_tests names {from_seed} but unlocks is {trigger.unlocks}",
+            )
+        return trigger.unlocks or from_seed
+
+    def _named_phase(self, item: str) -> str:
+        """The phase a ``new_tests`` entry names: ``Phase 2 test suite``, an id, or its test folder."""
+        seed = seed_phase_name(item)
+        if seed is not None:
+            return seed
+        folder = PurePosixPath(item.strip())  # "./tests/phase2/" is tests/phase2
+        for phase in self.model.phases or []:
+            if folder == PurePosixPath(phase.tests or f"tests/{phase.id}"):
+                return phase.id
+        return folder.name if folder.parent == PurePosixPath("tests") else item
+
+    def _phase_ids(self, targets: list[str | None]) -> list[str]:
+        if self.model.phases is None:
+            ids = ["phase1"]
+            ids += [t for t in dict.fromkeys(targets) if t is not None and t != "phase1"]
+            return ids
+        ids = []
+        seen: set[str] = set()
+        for i, phase in enumerate(self.model.phases):
+            if phase.id.lower() in seen:
+                self.report(("phases", i, "id"), f"duplicate phase id {phase.id!r}")
+            seen.add(phase.id.lower())
+            ids.append(phase.id)
+        unlocked = {t for t in targets if t is not None}
+        for i, phase in enumerate(self.model.phases[1:], start=1):
+            if phase.id not in unlocked:
+                self.report(
+                    ("phases", i, "id"),
+                    f"phase {phase.id!r} is never unlocked: no trigger has 'unlocks: {phase.id}'",
+                )
+        return ids
+
+    def _trigger(
+        self, index: int, model: TriggerModel, trigger_id: str, target: str | None, scope: Scope
+    ) -> TriggerSpec | None:
+        path: Path_ = ("triggers", index)
+        ok = True
+        if target is not None and target not in scope.phases:
+            key = "unlocks" if model.unlocks else "new_tests"
+            self.report((*path, key), f"unknown phase {target!r} (phases: {', '.join(scope.phases)})")
+            ok = False
+        if not model.message and target is None:
+            self.report(path, f"trigger {trigger_id!r} does nothing: give it a message or unlocks")
+            ok = False
+        if not model.once and target is not None:
+            self.report((*path, "once"), "a trigger that unlocks a phase fires once; drop 'once: false'")
+            ok = False
+        if model.condition is None and model.at is None and model.after is None:
+            self.report(path, f"trigger {trigger_id!r} needs a condition (or at: / after:)")
+            return None
+        condition = self._condition((*path, "condition"), model.condition or "always", scope)
+        after: Expr | None = None
+        if model.after is not None:
+            try:
+                after = Name(scope.find("trigger", model.after, 1, "after"))
+            except ConditionError as error:
+                self.report((*path, "after"), error.message)
+                ok = False
+        if condition is None or not ok:
+            return None
+        parts: list[Expr] = [condition]
+        if model.at is not None:
+            parts.append(Compare(">=", Name("time_elapsed"), Duration(model.at)))
+        if isinstance(after, Name):
+            parts.append(Call("fired", (after,)))
+        return TriggerSpec(
+            id=trigger_id,
+            condition=parts[0] if len(parts) == 1 else And(tuple(parts)),
+            text=model.condition or "always",
+            hold=model.hold,
+            once=model.once,
+            unlocks=target,
+            message=model.message,
+            message_kind=model.kind,
+            interrupt=model.delivery == "interrupt",
+            priority=model.priority,
+        )
+
+    def _condition(self, path: Path_, text: str, scope: Scope) -> Expr | None:
+        try:
+            return resolve(parse(text), scope)
+        except ConditionError as error:
+            full = (*_ROOT, *path)
+            located = self.source.inside(full, error.column, text)
+            where = located or self.source.problem(full, "")
+            self.problems.append(
+                Problem(
+                    where.file,
+                    where.line,
+                    where.column,
+                    f"in condition {text.strip()!r}: {error.message}",
+                )
+            )
+            return None
+
+    def _findings(self, spec: Spec) -> None:
+        index = {t.id: i for i, t in enumerate(spec.triggers)}
+        models = self.model.triggers
+        for finding in analyse(spec):
+            i = index[finding.trigger]
+            model = models[i]
+            key = finding.field
+            if key == "unlocks" and not model.unlocks:
+                key = "new_tests"
+            if key == "condition" and model.condition is None:
+                key = "at" if model.at is not None else "after"
+            self.report(("triggers", i, key), f"trigger {finding.trigger!r} {finding.message}")
+
+    # phases and folders -----------------------------------------------------------------
+
+    def _phases(self, ids: list[str]) -> list[Phase]:
+        declared = {p.id: p for p in self.model.phases or []}
+        phases = []
+        for phase_id in ids:
+            model = declared.get(phase_id)
+            tests = (model.tests if model and model.tests else None) or f"tests/{phase_id}"
+            phases.append(
+                Phase(
+                    id=phase_id,
+                    title=model.title if model else "",
+                    tests=self.root / tests,
+                    command=model.command if model else None,
+                    weight=model.weight if model else 1.0,
+                    supersedes=tuple(model.supersedes) if model else (),
+                    preserved=tuple(model.preserved) if model else (),
+                )
+            )
+        return phases
+
+    def _phase_path(self, phase_id: str, key: str) -> Path_:
+        for i, phase in enumerate(self.model.phases or []):
+            if phase.id == phase_id:
+                return ("phases", i, key) if key in phase.model_fields_set else ("phases", i)
+        for i, trigger in enumerate(self.model.triggers):
+            target = trigger.unlocks or next((self._named_phase(x) for x in trigger.new_tests), None)
+            if target == phase_id:
+                return ("triggers", i, "unlocks" if trigger.unlocks else "new_tests")
+        return ()
+
+    def _listings(self, phases: list[Phase]) -> dict[str, dict[str, list[str]]]:
+        listings: dict[str, dict[str, list[str]]] = {}
+        for phase in phases:
+            relative = phase.tests.relative_to(self.root).as_posix()
+            if not phase.tests.is_dir():
+                if phase.command is None or phase.tests.relative_to(self.root) != Path("tests", phase.id):
+                    self.report(
+                        self._phase_path(phase.id, "tests"),
+                        f"missing folder {relative}/ with the hidden tests of {phase.id}",
+                    )
+                continue
+            if phase.command is not None:
+                continue
+            try:
+                listing = list_tests(phase.id, phase.tests)
+            except TestFileError as error:
+                self.problems.append(
+                    Problem(str(error.path), error.line, error.column, f"hidden test file: {error}")
+                )
+                continue
+            if not any(listing.values()):
+                self.report(
+                    self._phase_path(phase.id, "tests"),
+                    f"{relative}/ holds no pytest tests (test_*.py files with test_* functions)",
+                )
+            listings[phase.id] = listing
+        return listings
+
+    def _supersedes(self, phases: list[Phase], listings: dict[str, dict[str, list[str]]]) -> None:
+        order = [p.id for p in phases]
+        superseded: set[str] = set()
+        for index, phase in enumerate(phases):
+            declared_index = next(
+                (i for i, p in enumerate(self.model.phases or []) if p.id == phase.id), None
+            )
+            for j, test_id in enumerate(phase.supersedes):
+                target_phase = test_id.split("/", 1)[0]
+                path: Path_ = ("phases", declared_index or 0, "supersedes", j)
+                if target_phase not in order[:index]:
+                    self.report(
+                        path,
+                        f"{test_id!r} must name a test of an earlier phase "
+                        f"({', '.join(order[:index]) or 'none'}) as phase/file.py::test",
+                    )
+                elif target_phase in listings and not _known(test_id, listings[target_phase]):
+                    self.report(path, f"no test {test_id!r} in {target_phase}'s hidden tests")
+                superseded.add(test_id)
+            self._dropped(phase, phases[:index], listings, superseded)
+
+    def _dropped(
+        self,
+        phase: Phase,
+        earlier: list[Phase],
+        listings: dict[str, dict[str, list[str]]],
+        superseded: set[str],
+    ) -> None:
+        """A later file at an earlier one's path replaces it: dropped tests need supersedes."""
+        mine = listings.get(phase.id, {})
+        for before in earlier:
+            for file, ids in listings.get(before.id, {}).items():
+                if file not in mine:
+                    continue
+                kept = {i.split("::", 1)[1] for i in mine[file]}
+                for test_id in ids:
+                    if test_id.split("::", 1)[1] in kept or _covered(test_id, superseded):
+                        continue
+                    self.report(
+                        self._phase_path(phase.id, "tests"),
+                        f"{phase.id}'s {file} replaces {before.id}'s but drops {test_id}; "
+                        f"list it under {phase.id}'s supersedes: or keep the test",
+                    )
+
+    def _known_test(self, test_id: str, listings: dict[str, dict[str, list[str]]], path: Path_) -> None:
+        """Report ``test_id`` unless it names a test (or file, or class) of some phase."""
+        phase = test_id.split("/", 1)[0]
+        if phase not in self.phase_ids:
+            self.report(path, f"{test_id!r} does not name a phase's test (phase/file.py::test)")
+        elif phase in listings and not _known(test_id, listings[phase]):
+            self.report(path, f"no test {test_id!r} in {phase}'s hidden tests")
+
+    def _preserved(self, listings: dict[str, dict[str, list[str]]]) -> None:
+        for i, phase in enumerate(self.model.phases or []):
+            for j, test_id in enumerate(phase.preserved):
+                path: Path_ = ("phases", i, "preserved", j)
+                if not test_id.startswith(f"{phase.id}/"):
+                    self.report(path, f"{test_id!r} must be one of {phase.id}'s own tests")
+                else:
+                    self._known_test(test_id, listings, path)
+
+    def _rubric(self, listings: dict[str, dict[str, list[str]]]) -> None:
+        seen: set[str] = set()
+        for i, criterion in enumerate(self.model.scoring.rubric):
+            path: Path_ = ("scoring", "rubric", i)
+            if criterion.id in seen:
+                self.report((*path, "id"), f"duplicate criterion id {criterion.id!r}")
+            seen.add(criterion.id)
+            if all(getattr(criterion, k) is None for k in ("tests", "check", "judge")):
+                self.report(path, f"criterion {criterion.id!r} needs tests, a check or a judge")
+            for j, item in enumerate(criterion.tests or []):
+                if item not in self.phase_ids:
+                    self._known_test(item, listings, (*path, "tests", j))
+
+    def _calibration(self, listings: dict[str, dict[str, list[str]]]) -> None:
+        criteria = {c.id for c in self.model.scoring.rubric}
+        triggers = {t.id or f"trigger{i + 1}" for i, t in enumerate(self.model.triggers)}
+        for j, trigger in enumerate(self.model.calibration.expect_fired or []):
+            if trigger not in triggers:
+                known = ", ".join(sorted(triggers))
+                self.report(("calibration", "expect_fired", j), f"unknown trigger {trigger!r} ({known})")
+        for i, variant in enumerate(self.model.calibration.broken):
+            path: Path_ = ("calibration", "broken", i)
+            if not (self.root / "solutions" / "broken" / variant.name).is_dir():
+                self.report((*path, "name"), f"missing folder solutions/broken/{variant.name}/")
+            if not variant.fails and not variant.fails_checks:
+                self.report(path, f"broken variant {variant.name!r} must declare fails: or fails_checks:")
+            for j, name in enumerate(variant.fails_checks):
+                if name not in criteria:
+                    listing = ", ".join(sorted(criteria)) or "none"
+                    self.report((*path, "fails_checks", j), f"unknown criterion {name!r} (rubric: {listing})")
+            for j, test_id in enumerate(variant.fails):
+                self._known_test(test_id, listings, (*path, "fails", j))
+
+    def _allowed_paths(self) -> None:
+        for i, pattern in enumerate(self.model.allowed_paths):
+            try:
+                compile_glob(pattern)
+            except GlobError as error:
+                self.report(("allowed_paths", i), f"bad glob {pattern!r}: {error}")
+
+    def _folders(self) -> None:
+        if not (self.root / "workspace").is_dir():
+            self.report((), "missing folder workspace/ (the starter files the agent begins from)", key=True)
+
+    def _overlays(self) -> None:
+        solutions = self.root / "solutions"
+        for omit in sorted(solutions.glob(f"reference/*/{OMIT_LIST}")):
+            what = (
+                f"{OMIT_LIST} belongs in a broken variant's phase folder (solutions/broken/<name>/<phase>/); "
+                "the reference is laid over nothing"
+            )
+            self.problems.append(Problem(str(omit), 0, 0, what))
+        for omit in sorted(solutions.glob(f"broken/*/*/{OMIT_LIST}")):
+            self.problems += _omit_problems(omit, solutions / "reference" / omit.parent.name)
+
+
+def omitted(omit: Path) -> list[tuple[int, str]]:
+    """The paths an ``.omit`` list names, with their line numbers (blank lines aside; none if no file)."""
+    if not omit.is_file():
+        return []
+    lines = omit.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [(number, line.strip()) for number, line in enumerate(lines, 1) if line.strip()]
+
+
+def _omit_problems(omit: Path, reference: Path) -> list[Problem]:
+    """Each path of ``omit`` that names no file or folder of the reference's phase folder."""
+    present = [p.relative_to(reference).as_posix() for p in reference.rglob("*")]
+    return [
+        Problem(
+            str(omit),
+            number,
+            1,
+            f"{path!r} is not in solutions/reference/{reference.name}/, so there is nothing to omit"
+            f"{did_you_mean(path, present)} (one path a line, relative to the phase folder)",
+        )
+        for number, path in omitted(omit)
+        if path not in present
+    ]
+
+
+def _known(test_id: str, listing: dict[str, list[str]]) -> bool:
+    """``test_id`` names a listed test, or a file or class holding some."""
+    return any(i == test_id or i.startswith(test_id + "::") for ids in listing.values() for i in ids) or any(
+        test_id == f"{i.split('::', 1)[0]}" for ids in listing.values() for i in ids
+    )
+
+
+def _covered(test_id: str, superseded: set[str]) -> bool:
+    return any(covers(s, test_id) for s in superseded)

@@ -1,0 +1,314 @@
+"""``report.html``: one self-contained page (no network) with the run's timeline and tables.
+
+The timeline is an inline SVG drawn from the event log: one band per phase from the moment
+it unlocked, the share of its tests passing over time as a step line inside the band, and
+markers for every trigger that fired and every message delivered. Each trigger marker
+carries ``data-trigger`` so tests (and people with devtools) can find it.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from orchestrator.present.phrases import (
+    cause,
+    clock,
+    failing_checks,
+    percent,
+    points,
+    ran,
+    rescore_line,
+    scope_line,
+    score_formula,
+    tests_cell,
+    weight,
+)
+
+__all__ = ["report_html"]
+
+WIDTH, LEFT, RIGHT, LANE, TOP = 960, 120, 20, 46, 40
+COLORS = ("#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#eeca3b")
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1000px; color: #222; }
+h1 { font-size: 1.5rem; margin-bottom: .2rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+.headline { font-size: 1.1rem; font-weight: 600; padding: .5rem .8rem; border-radius: 6px; }
+.good { background: #e6f4ea; color: #1e6b34; } .bad { background: #fde8e8; color: #9b1c1c; }
+.warn { background: #fff4e0; color: #8a5300; }
+table { border-collapse: collapse; width: 100%; margin-top: .5rem; }
+th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
+th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.critical td { background: #fde8e8; font-weight: 600; }
+code { background: #f3f3f3; padding: 0 .25rem; border-radius: 3px; }
+svg text { font: 11px system-ui, sans-serif; } .lit { stroke-width: 3; opacity: 1; }
+.meta { color: #666; } .rescore { background: #e8f0fe; color: #1a3e8a; }
+.legend { display: flex; flex-wrap: wrap; gap: 1.2rem; color: #444; font-size: 12px; margin: .3rem 0; }
+.legend svg { vertical-align: middle; margin-right: .3rem; }
+details { margin: .4rem 0; } summary { cursor: pointer; }
+pre.message { white-space: pre-wrap; background: #f8f8f8; padding: .6rem; border-radius: 4px; }
+"""
+
+SCRIPT = """
+document.querySelectorAll('tr[data-trigger]').forEach(function (row) {
+  var marks = document.querySelectorAll('g.trigger[data-trigger="' + row.dataset.trigger + '"] line');
+  row.addEventListener('mouseenter', function () { marks.forEach(function (m) { m.classList.add('lit'); }); });
+  row.addEventListener('mouseleave', function () { marks.forEach(function (m) { m.classList.remove('lit'); }); });
+});
+document.body.dataset.ready = 'yes';
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def report_html(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
+    """The whole page."""
+    run = report["run"]
+    score = report["score"]
+    title = run["challenge"]["title"] or run["challenge"]["id"]
+    headline, mood = _headline(report)
+    rescore = rescore_line(report)
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(title)} — changeup report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="headline rescore" id="rescore">{_e(rescore)}</p>' if rescore else "",
+        f'<p class="meta">challenge <code>{_e(run["challenge"]["id"])}</code> · agent <code>{_e(run["agent"])}</code>'
+        f" · started {_e(run['started_at'])} · ran {_e(ran(run))} · ended "
+        f"{_e(run['end_reason'] or run['status'])}</p>",
+        f'<p class="headline {mood}">{_e(headline)}</p>',
+    ]
+    if run["status"] == "invalid":
+        parts.append(f'<p id="invalid">Invalid because: {_e(run["detail"].strip())}</p>')
+    else:
+        parts.append(
+            f"<p>Changed requirement (latest phase): {_ratio(score['changed'])} · "
+            f"preserved behaviour: {_ratio(score['preserved'])}</p>"
+        )
+    if score["total"] is not None:
+        parts.append(_score(report))
+    parts += ["<h2>Timeline</h2>", _timeline(report, records), LEGEND, _phases(report)]
+    if report.get("rubric"):
+        parts.append(_rubric(report["rubric"]))
+    parts += [_triggers(report), _messages(report), _failing(report), _scope(report), _superseded(report)]
+    parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
+    return "\n".join(part for part in parts if part)
+
+
+LEGEND = (
+    '<div class="legend" id="legend">'
+    '<span><svg width="22" height="12"><rect width="22" height="12" fill="#4c78a8" fill-opacity="0.15"/></svg>'
+    "a phase, from the moment it unlocked</span>"
+    '<span><svg width="22" height="12"><polyline points="0,11 8,11 8,2 22,2" fill="none" stroke="#4c78a8" '
+    'stroke-width="2"/></svg>share of its tests passing (bottom of the band 0%, top 100%)</span>'
+    '<span><svg width="12" height="12"><line x1="6" y1="0" x2="6" y2="12" stroke="#d62728" '
+    'stroke-dasharray="4 3"/></svg>a trigger fired</span>'
+    '<span><svg width="12" height="12"><circle cx="6" cy="6" r="4" fill="#9467bd"/></svg>'
+    "a message delivered to the agent</span>"
+    "<span>Across: time since the session started (mm:ss).</span>"
+    "</div>"
+)
+
+
+def _headline(report: dict[str, Any]) -> tuple[str, str]:
+    run, score = report["run"], report["score"]
+    if run["status"] == "invalid":
+        return "No score: the run is invalid (an environment failure, not the agent's).", "warn"
+    if score["critical_failures"]:
+        names = ", ".join(score["critical_failures"])
+        return (
+            f"CRITICAL FAILURE: {names} — no other score cancels it. Score {percent(score['total'])}.",
+            "bad",
+        )
+    verdict = "Full success" if score["full_success"] else "Not a full success"
+    tail = "" if run["status"] == "completed" else f" (run {run['status']})"
+    return f"Score {percent(score['total'])} — {verdict}{tail}.", "good" if score["full_success"] else "bad"
+
+
+def _ratio(part: dict[str, int]) -> str:
+    return f"{part['passed']}/{part['total']}" if part["total"] else "—"
+
+
+def _timeline(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
+    phases = [p["id"] for p in report["phases"]]
+    end = float(max([r["t"] for r in records] + [1.0]))
+    height = TOP + LANE * len(phases) + 30
+
+    def x(t: float) -> float:
+        return LEFT + (WIDTH - LEFT - RIGHT) * (t / end)
+
+    out = [
+        f'<svg id="timeline" role="img" aria-label="session timeline" viewBox="0 0 {WIDTH} {height}" '
+        f'width="100%" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    for index, phase in enumerate(report["phases"]):
+        y = TOP + index * LANE
+        color = COLORS[index % len(COLORS)]
+        out.append(f'<text x="4" y="{y + LANE / 2 + 4}">{_e(phase["id"])}</text>')
+        out.append(
+            f'<rect x="{LEFT}" y="{y + 4}" width="{WIDTH - LEFT - RIGHT}" height="{LANE - 8}" fill="#f4f4f4"/>'
+        )
+        if phase["unlocked_at"] is not None:
+            start = x(phase["unlocked_at"])
+            out.append(
+                f'<rect class="band" data-phase="{_e(phase["id"])}" x="{start:.1f}" y="{y + 4}" '
+                f'width="{x(end) - start:.1f}" height="{LANE - 8}" fill="{color}" fill-opacity="0.15">'
+                f"<title>{_e(phase['id'])} unlocked at {clock(phase['unlocked_at'])}</title></rect>"
+            )
+        points = _ratio_steps(phase["id"], records, end)
+        if points:
+            path = " ".join(f"{x(t):.1f},{y + LANE - 6 - (LANE - 12) * share:.1f}" for t, share in points)
+            out.append(
+                f'<polyline class="ratio" data-phase="{_e(phase["id"])}" points="{path}" fill="none" '
+                f'stroke="{color}" stroke-width="2"/>'
+            )
+    bottom = TOP + LANE * len(phases)
+    for record in records:
+        if record["kind"] == "trigger.fired":
+            at = x(record["t"])
+            out.append(
+                f'<g class="trigger" data-trigger="{_e(record["trigger"])}"><line x1="{at:.1f}" y1="{TOP - 8}" '
+                f'x2="{at:.1f}" y2="{bottom}" stroke="#d62728" stroke-dasharray="4 3" opacity="0.8"/>'
+                f'<text x="{at + 3:.1f}" y="{TOP - 12}" fill="#d62728">⚡ {_e(record["trigger"])}</text>'
+                f"<title>{_e(record['trigger'])} fired at {clock(record['t'])}: {_e(cause(record['cause']))}</title></g>"
+            )
+        elif record["kind"] == "message.delivered":
+            at = x(record["t"])
+            out.append(
+                f'<circle class="message" data-message="{_e(record["trigger"])}" cx="{at:.1f}" cy="{bottom + 10}" '
+                f'r="4" fill="#9467bd"><title>{_e(record["trigger"])} delivered at {clock(record["t"])}</title>'
+                "</circle>"
+            )
+    out.append(f'<text x="{LEFT}" y="{height - 4}" class="meta">{clock(0.0)}</text>')
+    out.append(f'<text x="{WIDTH - RIGHT - 30}" y="{height - 4}" class="meta">{clock(end)}</text>')
+    out.append(
+        f'<text x="{(LEFT + WIDTH - RIGHT) / 2 - 90:.0f}" y="{height - 4}" class="meta">'
+        "time since the session started</text>"
+    )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _ratio_steps(phase: str, records: list[dict[str, Any]], end: float) -> list[tuple[float, float]]:
+    points: list[tuple[float, float]] = []
+    for record in records:
+        if record["kind"] not in ("tests.result", "session.graded"):
+            continue
+        for result in record.get("phases", []):
+            if result["phase"] != phase:
+                continue
+            total = result["passed"] + result["failed"]
+            share = result["passed"] / total if total else 0.0
+            if points:
+                points.append((record["t"], points[-1][1]))  # a step, not a slope
+            points.append((record["t"], share))
+    if points:
+        points.append((end, points[-1][1]))
+    return points
+
+
+def _phases(report: dict[str, Any]) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(p['id'])}{' — ' + _e(p['title']) if p['title'] else ''}</td><td class=num>{p['weight']:g}</td>"
+        f"<td>{clock(p['unlocked_at'])}</td><td>{_e(p['unlocked_by'] or '—')}</td><td>{clock(p['first_passed_at'])}</td>"
+        f"<td class=num>{_e(tests_cell(p))}</td>"
+        f"<td class=num>{percent(p['score'])}</td></tr>"
+        for p in report["phases"]
+    )
+    return (
+        "<h2>Phases</h2><table><tr><th>phase</th><th>weight</th><th>unlocked</th><th>by</th>"
+        f"<th>first passed</th><th>tests</th><th>score</th></tr>{rows}</table>"
+    )
+
+
+def _rubric(rubric: list[dict[str, Any]]) -> str:
+    rows = []
+    for c in rubric:
+        score = percent(c["score"])
+        if c["critical_failure"]:
+            score = f"CRITICAL FAILURE ({score})"
+        findings = "<br>".join(_e(f) for f in c["findings"][:8]) or "—"
+        rows.append(
+            f'<tr class="{"critical" if c["critical_failure"] else ""}"><td>{_e(c["id"])}'
+            f"{' — ' + _e(c['title']) if c['title'] else ''}</td><td class=num>{weight(c['weight'])}</td>"
+            f"<td class=num>{score}</td><td>{findings}</td></tr>"
+        )
+    return (
+        "<h2>Rubric</h2><table><tr><th>criterion</th><th>weight</th><th>score</th><th>evidence</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _triggers(report: dict[str, Any]) -> str:
+    rows = "".join(
+        f'<tr data-trigger="{_e(t["id"])}"><td>{_e(t["id"])}</td><td>{_e(t["kind"])}</td>'
+        f"<td><code>{_e(t['condition'])}</code></td><td>{clock(t['fired_at']) if t['fired'] else 'no'}</td>"
+        f"<td>{_e(cause(t['cause']))}</td></tr>"
+        for t in report["triggers"]
+    )
+    return (
+        "<h2>Triggers</h2><table><tr><th>trigger</th><th>kind</th><th>condition</th><th>fired</th>"
+        f"<th>cause</th></tr>{rows}</table>"
+    )
+
+
+def _failing(report: dict[str, Any]) -> str:
+    items, none = failing_checks(report)
+    body = (
+        "<ul>" + "".join(f"<li>{_e(item)}</li>" for item in items) + "</ul>"
+        if items
+        else f"<p>{_e(none)}</p>"
+    )
+    return f'<h2>Failing checks</h2><div id="failing">{body}</div>'
+
+
+def _score(report: dict[str, Any]) -> str:
+    score = report["score"]
+    rows = "".join(
+        f"<tr><td>{_e(p['kind'])} {_e(p['id'])}</td><td class=num>{p['weight']:g}</td>"
+        f"<td class=num>{percent(p['score'])}</td><td class=num>{points(p['contribution'])}</td></tr>"
+        for p in report.get("scoring", {}).get("parts", [])
+    )
+    return (
+        f'<h2>How the score is computed</h2><p id="formula">{_e(score_formula(report))}.</p>'
+        "<table><tr><th>part</th><th>weight</th><th>score</th><th>points (of 100)</th></tr>"
+        f"{rows}<tr><th>total</th><th></th><th></th><th class=num>{percent(score['total'])}</th></tr></table>"
+    )
+
+
+def _messages(report: dict[str, Any]) -> str:
+    messages = report.get("messages") or []
+    if not messages:
+        return ""
+    items = "".join(
+        f'<details class="message" data-message="{m["number"]}"><summary><b>{m["number"]}. {_e(m["trigger"])}</b> '
+        f"({_e(m['kind'])}): queued {clock(m['queued_at'])}, delivered "
+        f"{clock(m['delivered_at']) if m['delivered_at'] is not None else 'never'}</summary>"
+        f'<pre class="message">{_e(m["text"])}</pre></details>'
+        for m in messages
+    )
+    return f'<h2>Messages to the agent</h2><div id="messages">{items}</div>'
+
+
+def _scope(report: dict[str, Any]) -> str:
+    line = scope_line(report)
+    if line is None:
+        return ""
+    globs = ", ".join(f"<code>{_e(g)}</code>" for g in report["scope"]["allowed_paths"])
+    return f'<h2>Scope</h2><p id="scope">{_e(line)}.</p><p class="meta">Allowed paths: {globs}.</p>'
+
+
+def _superseded(report: dict[str, Any]) -> str:
+    items = "".join(
+        f"<li><code>{_e(test)}</code> (replaced by {_e(p['id'])})</li>"
+        for p in report["phases"]
+        for test in p["superseded"]
+    )
+    if not items:
+        return ""
+    return f'<h2>Superseded tests</h2><ul id="superseded">{items}</ul>'

@@ -1,0 +1,217 @@
+"""``report.md``: a finished run's report as Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.present.exits import agent_failures
+from orchestrator.present.phrases import (
+    cause,
+    clock,
+    cost_text,
+    duration,
+    failing_checks,
+    first_line,
+    headline,
+    percent,
+    points,
+    ran,
+    ratio,
+    rescore_line,
+    scope_line,
+    score_formula,
+    tests_cell,
+    tokens_text,
+    usage_line,
+    weight,
+)
+
+__all__ = ["report_markdown"]
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown."""
+    run = report["run"]
+    score = report["score"]
+    challenge = run["challenge"]
+    rescore = rescore_line(report)
+    out = [f"# {challenge['title'] or challenge['id']}", ""]
+    if rescore:
+        out += [f"> **{rescore}**", ""]
+    out += [
+        f"**{headline(report)}**",
+        "",
+        f"- challenge: `{challenge['id']}`" + (f" ({challenge['pattern']})" if challenge["pattern"] else ""),
+        f"- agent: `{run['agent']}`",
+        f"- started: {run['started_at']}; ran {ran(run)}",
+        f"- ended: {run['end_reason'] or run['status']}"
+        + (f" ({run['end_detail']})" if run["end_detail"] else ""),
+    ]
+    if run["status"] == "invalid":
+        out.append(f"- invalid because: {first_line(run['detail'], 300)}")
+    else:
+        out += [
+            f"- changed requirement (latest phase): {ratio(score['changed'])} tests pass; "
+            f"preserved behaviour (earlier phases): {ratio(score['preserved'])}",
+            f"- graded on the {score['graded_on']}"
+            + (
+                f" — grading {score['grading_status']}: {score['grading_detail']}"
+                if score["grading_status"] not in ("ok", "missing")
+                else ""
+            ),
+        ]
+    out += [f"- **{problem}**" for problem in agent_failures(report)]
+    if run["detail"] and "\n" in run["detail"].strip():  # a traceback, in full
+        out += ["", "```", run["detail"], "```"]
+    if score["total"] is not None:
+        out += _score_markdown(report)
+    out += [
+        "",
+        "## Phases",
+        "",
+        "| phase | weight | unlocked | by | first passed | tests | score |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for phase in report["phases"]:
+        name = phase["id"] + (f" — {phase['title']}" if phase["title"] else "")
+        out.append(
+            f"| {name} | {phase['weight']:g} | {clock(phase['unlocked_at'])} | {phase['unlocked_by'] or '—'} "
+            f"| {clock(phase['first_passed_at'])} | {tests_cell(phase)} | {phase['score'] * 100:.0f}% |"
+        )
+    if any(phase.get("retired") for phase in report["phases"]):
+        out += [
+            "",
+            "(N superseded): tests of the phase that a later phase replaced; "
+            "they no longer run and are not counted.",
+        ]
+    if report.get("rubric"):
+        out += _rubric_markdown(report["rubric"])
+    out += [
+        "",
+        "## Triggers",
+        "",
+        "| trigger | kind | condition | fired | cause |",
+        "|---|---|---|---|---|",
+    ]
+    for trigger in report["triggers"]:
+        when = clock(trigger["fired_at"]) if trigger["fired"] else "no"
+        condition = f"`{trigger['condition']}`"
+        because = cause(trigger["cause"])
+        out.append(f"| {trigger['id']} | {trigger['kind']} | {condition} | {when} | {because} |")
+    out += _messages_markdown(report)
+    items, none = failing_checks(report)
+    out += ["", "## Failing checks", ""]
+    out += [f"- {item}" for item in items] if items else [none]
+    scope = scope_line(report)
+    if scope is not None:
+        out += ["", "## Scope", "", f"{scope[0].upper()}{scope[1:]}."]
+        out.append(f"Allowed paths: {', '.join(f'`{glob}`' for glob in report['scope']['allowed_paths'])}.")
+    superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
+    if superseded:
+        out += ["", "## Superseded tests", ""]
+        out += [f"- `{test}` (replaced by {phase_id})" for phase_id, test in superseded]
+    out += _turns_markdown(report)
+    activity = report["activity"]
+    out += [
+        "",
+        f"_{activity['test_runs']} test runs, {activity['agent_turns']} agent turns, "
+        f"{activity['commits']} commits. Times are mm:ss since the session started._",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _score_markdown(report: dict[str, Any]) -> list[str]:
+    score = report["score"]
+    out = ["", "## How the score is computed", "", f"{score_formula(report)}.", ""]
+    out += ["| part | weight | score | points (of 100) |", "|---|---|---|---|"]
+    for part in report.get("scoring", {}).get("parts", []):
+        share = points(part["contribution"])
+        name = f"{part['kind']} {part['id']}"
+        out.append(f"| {name} | {part['weight']:g} | {percent(part['score'], '—')} | {share} |")
+    out.append(f"| **total** | | | **{percent(score['total'])}** |")
+    return out
+
+
+def _messages_markdown(report: dict[str, Any]) -> list[str]:
+    messages = report.get("messages") or []
+    if not messages:
+        return []
+    out = ["", "## Messages to the agent"]
+    for message in messages:
+        delivered = clock(message["delivered_at"]) if message["delivered_at"] is not None else "never"
+        out += [
+            "",
+            f"**{message['number']}. {message['trigger']}** ({message['kind']}): "
+            f"queued {clock(message['queued_at'])}, delivered {delivered}",
+            "",
+        ]
+        out += [f"> {line}".rstrip() for line in message["text"].rstrip().splitlines()]
+    return out
+
+
+def _turns_markdown(report: dict[str, Any]) -> list[str]:
+    usage = report.get("usage") or {}
+    if not usage.get("turns_reporting"):
+        return []
+    out = [
+        "",
+        "## Agent turns",
+        "",
+        f"Usage: {usage_line(usage)}.",
+        "",
+        "| turn | messages | time | tokens in | tokens out | cost | final message |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in report["turns"]:
+        messages = ", ".join(row["messages"]) or "—"
+        time = duration(row["seconds"]) + (f" ({row['end']})" if row["end"] else "")
+        tokens = f"{tokens_text(row['input_tokens'])} | {tokens_text(row['output_tokens'])}"
+        said = first_line(row["final_message"])
+        out.append(
+            f"| {row['turn']} | {messages} | {time} | {tokens} | {cost_text(row['cost_usd'])} | {said} |"
+        )
+    out += [
+        "",
+        "Full transcripts: "
+        + (", ".join(f"`{r['transcript']}`" for r in report["turns"] if r["transcript"]) or "—"),
+    ]
+    return out
+
+
+def _rubric_markdown(rubric: list[dict[str, Any]]) -> list[str]:
+    out = ["", "## Rubric", "", "| criterion | weight | score | evidence |", "|---|---|---|---|"]
+    for criterion in rubric:
+        name = criterion["id"] + (f" — {criterion['title']}" if criterion["title"] else "")
+        score = percent(criterion["score"], "not judged")
+        if criterion["critical_failure"]:
+            score = f"**CRITICAL FAILURE** ({score})"
+        elif criterion["critical"]:
+            score += " (critical)"
+        findings = "; ".join(criterion["findings"][:5]) or "—"
+        if len(criterion["findings"]) > 5:
+            findings += f"; … {len(criterion['findings']) - 5} more"
+        out.append(f"| {name} | {weight(criterion['weight'])} | {score} | {findings.replace('|', '/')} |")
+    for criterion in rubric:
+        data = criterion["data"]
+        if "stages" in data:
+            out += ["", f"### Quality curve ({criterion['id']})", ""]
+            out += ["| stage | lines | lint / 1,000 lines | worst complexity | unused abstractions |"]
+            out += ["|---|---|---|---|---|"]
+            for row in data["stages"]:
+                if not row["reached"]:
+                    out.append(f"| {row['phase']} | not reached | | | |")
+                    continue
+                out.append(
+                    f"| {row['phase']} | {row['lines']} | {row['findings_per_kloc']} | "
+                    f"{row['worst_complexity']} | {len(row['unused'])} |"
+                )
+        if data.get("survival") is not None:
+            out += [
+                "",
+                f"Code survival ({criterion['id']}): {data['survival']:.0%} of {data['phase_lines']} lines "
+                f"kept (target {data['target']:.0%}).",
+            ]
+        if data.get("judge"):
+            out += ["", f"Judge ({data['judge']['by']}) on {criterion['id']}: {data['judge']['reason']}"]
+    return out

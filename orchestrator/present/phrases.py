@@ -1,0 +1,235 @@
+"""How a report's values are said, in every format: times, scores, test counts, causes, headlines.
+
+The terminal summary (:mod:`~orchestrator.present.terminal`), ``report.md``
+(:mod:`~orchestrator.present.markdown`), the HTML report and the timeline all say a value the
+same way because they all say it through here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triggers.durations import DurationError, parse_duration
+
+__all__ = [
+    "MISSING",
+    "cause",
+    "clock",
+    "cost_text",
+    "duration",
+    "failing_checks",
+    "first_line",
+    "headline",
+    "percent",
+    "points",
+    "ran",
+    "ratio",
+    "rescore_line",
+    "scope_line",
+    "score_formula",
+    "tests_cell",
+    "tests_in_verdict",
+    "tokens_text",
+    "usage_line",
+    "weight",
+]
+
+
+def clock(seconds: float | None, *, hundredths: bool = False) -> str:
+    """A moment of the run: ``754.2`` → ``12:34`` (``h:mm:ss`` past an hour); None → ``—``.
+
+    ``hundredths`` adds them (``12:34.20``), for timelines where order within a second matters.
+    """
+    if seconds is None:
+        return "—"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+    return text + f".{int((seconds - whole) * 100):02d}" if hundredths else text
+
+
+def duration(seconds: float | None) -> str:
+    """How long something took: ``0.4s``, ``12.3s``, ``2m 05s``, ``1h 02m 05s``; None → ``—``."""
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+
+
+def cause(text: str) -> str:
+    """A recorded trigger cause with its moment on the run's clock: ``… at 6392ms`` → ``… at 00:06``."""
+    head, at, when = text.rpartition(" at ")
+    try:
+        seconds = parse_duration(when)
+    except DurationError:
+        return text
+    return f"{head} at {clock(seconds)}" if at else text
+
+
+def points(contribution: float | None) -> str:
+    """A part's contribution to the total in points of 100 (``0.035`` → ``3.5``); None → not judged."""
+    return "not judged" if contribution is None else f"{contribution * 100:.1f}"
+
+
+def weight(value: float) -> str:
+    """A rubric criterion's weight; 0 means it is reported, not scored."""
+    return f"{value:g}" if value else "not scored"
+
+
+def ratio(part: dict[str, int]) -> str:
+    return f"{part['passed']}/{part['total']}" if part["total"] else "—"
+
+
+def tests_cell(phase: dict[str, Any]) -> str:
+    """``3/3``, ``3/3 (2 superseded)`` when later phases superseded some of its tests, or ``locked``."""
+    if not phase["unlocked"]:
+        return "locked"
+    retired = phase.get("retired") or []
+    note = f" ({len(retired)} superseded)" if retired else ""
+    return f"{phase['passed']}/{phase['total']}{note}"
+
+
+def rescore_line(report: dict[str, Any]) -> str | None:
+    """The line that says a report is a re-score, or None for a report of a run."""
+    rescore = report.get("rescore")
+    if not rescore:
+        return None
+    original = rescore.get("original_score")
+    was = (
+        "the original run had no score" if original is None else f"the original score was {percent(original)}"
+    )
+    return f"Re-score of {rescore['run']} with {rescore['challenge']} — the agent did not run again; {was}"
+
+
+def scope_line(report: dict[str, Any]) -> str | None:
+    """``scope: …`` for a challenge that declares ``allowed_paths``, else None."""
+    scope = report.get("scope")
+    if scope is None:
+        return None
+    findings = scope["findings"]
+    if not findings:
+        return "scope: every change is inside allowed_paths"
+    files = "file" if len(findings) == 1 else "files"
+    listed = ", ".join(f"{f['path']} ({f['change']})" for f in findings)
+    return f"scope: {len(findings)} {files} changed outside allowed_paths: {listed}"
+
+
+def score_formula(report: dict[str, Any]) -> str:
+    """The total's arithmetic in one line: ``79% = (25 * 100% + …) / 100: …``."""
+    score = report["score"]
+    scoring = report.get("scoring", {})
+    parts = [p for p in scoring.get("parts", []) if p["score"] is not None]
+    terms = " + ".join(f"{p['weight']:g} * {percent(p['score'])}" for p in parts)
+    weights = sum(p["weight"] for p in parts)
+    over = (
+        "the weighted mean of the rubric's scored criteria (phase tests count through them)"
+        if scoring.get("method") == "rubric"
+        else "the weighted mean of the phases' scores"
+    )
+    return f"{percent(score['total'])} = ({terms}) / {weights:g}: {over}"
+
+
+def tests_in_verdict(report: dict[str, Any]) -> int:
+    """How many tests the verdict holds, over every phase."""
+    return sum(int(p["total"]) for p in report["phases"])
+
+
+def failing_checks(report: dict[str, Any]) -> tuple[list[str], str]:
+    """The checks that fell short (failing tests, then criteria short of full marks), and what
+    to say when there are none: a run with no test verdict never reads as all passing."""
+    if report["run"]["status"] == "invalid":
+        return [], "Not graded: the run is invalid, so no verdict says anything about the agent."
+    items = [
+        f"{test['id']} ({test['outcome']})"
+        + (f": {first_line(test['detail'], 200)}" if test["detail"] else "")
+        for phase in report["phases"]
+        for test in phase["failing"]
+    ]
+    for criterion in report.get("rubric") or []:
+        if criterion["score"] is None or criterion["score"] < 1:
+            evidence = f": {criterion['findings'][0]}" if criterion["findings"] else ""
+            items.append(
+                f"criterion {criterion['id']} ({percent(criterion['score'], 'not judged')}, "
+                f"weight {weight(criterion['weight'])}){evidence}"
+            )
+    if tests_in_verdict(report) == 0:
+        none = "No test verdict: no hidden test ran on an unlocked phase, so nothing passed."
+        return items, none
+    rubric = " and every rubric criterion has full marks" if report.get("rubric") else ""
+    return items, f"None: every test of every unlocked phase passes{rubric}."
+
+
+def headline(report: dict[str, Any]) -> str:
+    run = report["run"]
+    score = report["score"]
+    verdict = "FULL SUCCESS" if score["full_success"] else "not a full success"
+    if run["status"] == "invalid":
+        return "no score — the run is INVALID (an environment failure, not the agent's)"
+    if score["critical_failures"]:
+        verdict = "CRITICAL FAILURE: " + ", ".join(score["critical_failures"]) + " (no score cancels it)"
+    total = "—" if score["total"] is None else f"{score['total'] * 100:.0f}%"
+    line = f"score {total} — {verdict}"
+    if score["incomplete"]:
+        line += " — some criteria could not be judged"
+    if run["status"] != "completed":
+        line += f" — run {run['status'].upper()}"
+    return line
+
+
+def ran(run: dict[str, Any]) -> str:
+    """How long the run took, as far as its log tells."""
+    if run["status"] in ("interrupted", "crashed") and run["end_reason"] is None:
+        return f"{duration(run['elapsed'])} until its last record (it may have run on unrecorded)"
+    return duration(run["elapsed"])
+
+
+MISSING = "missing"
+
+
+def tokens_text(value: int | None) -> str:
+    return MISSING if value is None else f"{value:,}"
+
+
+def cost_text(value: float | None) -> str:
+    return MISSING if value is None else f"${value:.4f}"
+
+
+def first_line(text: str | None, width: int = 120) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return (line[: width - 1] + "…" if len(line) > width else line).replace("|", "/") or "—"
+
+
+def usage_line(usage: dict[str, Any]) -> str:
+    """The run's usage totals in a sentence; a figure no turn reported is called missing."""
+
+    def part(figure: str, label: str, shown: Any) -> str:
+        entry = usage[figure]
+        text = f"{label} {shown(entry['total'])}"
+        if entry["missing_turns"] and entry["total"] is not None:
+            turns = ", ".join(map(str, entry["missing_turns"]))
+            text += (
+                f" (turn {turns} did not report)"
+                if len(entry["missing_turns"]) == 1
+                else f" (turns {turns} did not report)"
+            )
+        return text
+
+    figures = ("input_tokens", "output_tokens", "cost_usd")
+    parts = [
+        part("input_tokens", "tokens in", tokens_text),
+        part("output_tokens", "tokens out", tokens_text),
+        part("cost_usd", "cost", cost_text),
+    ]
+    if all(usage[figure]["total"] is None for figure in figures):
+        parts = ["tokens and cost not reported"]
+    return "; ".join([*parts, f"{usage['turns']} turns, {duration(usage['seconds'])} working"])
+
+
+def percent(score: float | None, missing: str = "—") -> str:
+    """``0.875`` → ``88%``; None (no score) → ``missing``."""
+    return missing if score is None else f"{score * 100:.0f}%"

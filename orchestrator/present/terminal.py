@@ -1,0 +1,97 @@
+"""The summary printed at the end of a run, as rich tables on the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from orchestrator.present.phrases import (
+    cause,
+    clock,
+    failing_checks,
+    first_line,
+    headline,
+    percent,
+    rescore_line,
+    scope_line,
+    score_formula,
+    tests_cell,
+    usage_line,
+    weight,
+)
+
+__all__ = ["print_outcome", "print_summary"]
+
+
+def print_summary(report: dict[str, Any], console: Console) -> None:
+    """The end-of-run summary: one row per phase, then the triggers and the headline."""
+    rescore = rescore_line(report)
+    if rescore:
+        console.print(f"[bold]{escape(rescore)}[/]", highlight=False)
+    if report["run"]["status"] == "invalid":  # nothing of the agent was measured: no tables
+        console.print(f"[bold yellow]{headline(report)}[/]")
+        reason = first_line(report["run"]["detail"], 300)
+        console.print(f"  invalid because: {escape(reason)}", highlight=False)
+        return
+    table = Table(
+        title=f"{report['run']['challenge']['id']} with {report['run']['agent']}",
+        title_justify="left",
+    )
+    for column in ("phase", "unlocked", "by", "first passed", "tests", "score"):
+        table.add_column(column, justify="right" if column in ("tests", "score") else "left")
+    for phase in report["phases"]:
+        good = phase["unlocked"] and phase["total"] and phase["passed"] == phase["total"]
+        style = "green" if good else ("dim" if not phase["unlocked"] else "red")
+        table.add_row(
+            phase["id"],
+            clock(phase["unlocked_at"]),
+            phase["unlocked_by"] or "—",
+            clock(phase["first_passed_at"]),
+            tests_cell(phase),
+            f"{phase['score'] * 100:.0f}%",
+            style=style,
+        )
+    console.print(table)
+    for phase in report["phases"]:
+        if phase.get("retired"):
+            by = ", ".join(sorted({r["by"] for r in phase["retired"]}))
+            console.print(
+                f"  {phase['id']}: {len(phase['retired'])} superseded test(s) no longer run since {by} "
+                "(a test count taken before then included them)",
+                highlight=False,
+            )
+    if report.get("rubric"):
+        rubric = Table(title="rubric", title_justify="left")
+        for column in ("criterion", "weight", "score"):
+            rubric.add_column(column, justify="left" if column == "criterion" else "right")
+        for criterion in report["rubric"]:
+            score = percent(criterion["score"], "not judged")
+            style = "green" if criterion["score"] == 1 else "red"
+            if criterion["critical_failure"]:
+                score, style = f"CRITICAL ({score})", "bold red"
+            rubric.add_row(criterion["id"], weight(criterion["weight"]), score, style=style)
+        console.print(rubric)
+    for trigger in report["triggers"]:
+        mark = "[green]fired[/]" if trigger["fired"] else "[dim]not fired[/]"
+        console.print(f"  trigger [bold]{trigger['id']}[/] {mark}: {escape(cause(trigger['cause']))}")
+    print_outcome(report, console)
+
+
+def print_outcome(report: dict[str, Any], console: Console) -> None:
+    """What a run came to: failing checks, usage, scope, how the total is made, the headline."""
+    items, _ = failing_checks(report)
+    for item in items:
+        console.print(f"  [red]✗[/] {escape(item)}", highlight=False)
+    usage = report.get("usage") or {}
+    if usage.get("turns_reporting"):
+        console.print(f"  agent usage: {usage_line(usage)}", highlight=False)
+    scope = scope_line(report)
+    if scope is not None:
+        console.print(f"  {escape(scope)}", highlight=False)
+    if report["score"]["total"] is not None:
+        console.print(f"  score: {escape(score_formula(report))}", highlight=False)
+    style = "bold green" if report["score"]["full_success"] else "bold yellow"
+    console.print(f"[{style}]{headline(report)}[/]")

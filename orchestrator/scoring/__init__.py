@@ -1,0 +1,14 @@
+"""Stage 4, scoring: the verdicts of a finished session turned into a score and a report.
+
+=============  ================================================================================
+``report``     ``report.json``: everything a finished run says, built from its log
+``rubric``     the weighted rubric and its items
+``checks``     the checks a rubric item can name (evolution, protection, removal)
+``judge``      the optional model judge of free-form rubric items
+``rescore``    grading a run again from its stored snapshots
+``manifest``   the frozen record of what ran: versions, options, hashes
+``scope``      files changed outside ``allowed_paths``: reported, never scored
+=============  ================================================================================
+
+Stage 3, grading (:mod:`orchestrator.grading`), decides which verdicts count.
+"""

@@ -1,0 +1,421 @@
+"""From an event log to a report: per-phase verdicts, timings, triggers and the score.
+
+The report is derived from the log alone (plus the challenge's phase titles and weights),
+so a re-scored or replayed session produces its report the same way. Its JSON form is
+versioned and documented in docs/report.md.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from orchestrator.challenge.model import Challenge
+from orchestrator.grading import counts
+from orchestrator.present.phrases import clock
+from orchestrator.session.eventlog import LogContents
+
+__all__ = [
+    "REPORT_VERSION",
+    "STOPPED",
+    "USAGE_FIGURES",
+    "abort_detail",
+    "build_report",
+    "finished",
+    "messages",
+]
+
+REPORT_VERSION = 1
+#: What a ``turn.summary`` may report per turn; totalled in the report's ``usage``.
+USAGE_FIGURES = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
+
+
+def _fraction(passed: int, total: int) -> dict[str, Any]:
+    return {"passed": passed, "total": total}
+
+
+#: How a cancellation is recorded (``repr`` of the exception): it says nothing to a person.
+#: The ``session.aborted`` detail of a run stopped by Ctrl-C or a cancellation.
+STOPPED = "stopped by Ctrl-C (or a cancellation) before the session ended"
+_CANCELLED = re.compile(r"^(KeyboardInterrupt|CancelledError|Cancelled)\(.*\)$", re.DOTALL)
+
+
+def abort_detail(status: str, detail: str) -> str:
+    """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
+    if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
+        return STOPPED  # logs written before the detail was put in words hold a repr
+    return detail
+
+
+def finished(records: list[dict[str, Any]]) -> bool:
+    """Whether the log holds its run's last record: the rubric's scores, an abort, or a final
+    grading that nothing is scored after (invalid, or a refused workspace)."""
+    for record in records:
+        kind = record["kind"]
+        if kind in ("session.scored", "session.aborted"):
+            return True
+        if kind == "session.graded" and record.get("status") in ("invalid", "refused"):
+            return True
+    return False
+
+
+def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
+    """The report of a run, from its log."""
+    records = contents.records
+    header = contents.header
+    unlocked: dict[str, tuple[float, str]] = {}
+    first_pass: dict[str, float] = {}
+    fired: dict[str, dict[str, Any]] = {}
+    pending: dict[str, float] = {}
+    delivered: dict[str, float] = {}
+    ended: dict[str, Any] | None = None
+    graded: dict[str, Any] | None = None
+    aborted: dict[str, Any] | None = None
+    rubric: list[dict[str, Any]] | None = None
+    scope: dict[str, Any] | None = None
+    last_result: dict[str, Any] | None = None
+    runs = turns = commits = 0
+    exit_codes: list[int | None] = []
+    for record in records:
+        kind = record["kind"]
+        if kind == "phase.unlocked":
+            unlocked.setdefault(record["phase"], (record["t"], record["trigger"] or "start"))
+        elif kind == "tests.result":
+            last_result = record
+            runs += 0 if record.get("cached") else 1
+            for phase in record["phases"]:
+                if phase["failed"] == 0 and phase["passed"] > 0:
+                    first_pass.setdefault(phase["phase"], record["t"])
+        elif kind == "trigger.pending":
+            pending.setdefault(record["trigger"], record["since"])
+        elif kind == "trigger.fired":
+            fired.setdefault(record["trigger"], {"t": record["t"], "cause": record["cause"], "count": 0})
+            fired[record["trigger"]]["count"] = record["count"]
+        elif kind == "message.delivered":
+            delivered.setdefault(record["trigger"], record["t"])
+        elif kind == "session.ended":
+            ended = record
+        elif kind == "session.graded":
+            graded = record
+            for phase in record.get("phases", []):
+                if phase["failed"] == 0 and phase["passed"] > 0:
+                    first_pass.setdefault(phase["phase"], record["t"])
+        elif kind == "session.aborted":
+            aborted = record
+        elif kind == "session.scored":
+            rubric = record["criteria"]
+        elif kind == "session.scope":
+            scope = {key: record[key] for key in ("allowed_paths", "changed", "findings")}
+        elif kind == "agent.turn_ended":
+            turns += 1
+            exit_codes.append(record.get("exit_code"))
+        elif kind == "git.commit":
+            commits += 1
+    turn_rows = _agent_turns(records)
+    final = graded if graded is not None else last_result
+    verdicts = {p["phase"]: p for p in (final or {}).get("phases", [])}
+    phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts) for p in challenge.phases]
+    reached = [row for row in phases if row["unlocked"]]
+    changed, preserved = _changed_and_preserved(challenge, [r["id"] for r in reached], verdicts)
+    status = "interrupted" if contents.torn else "completed"
+    if aborted is not None:
+        status = aborted["status"]
+    elif ended is None or graded is None:  # stopped before its end, or before its final grading
+        status = "interrupted"
+    elif graded.get("status") == "invalid":  # the grader could not run: nothing is said of the agent
+        status = "invalid"
+    elif rubric is None and graded.get("status") != "refused":  # stopped while being scored
+        status = "interrupted"
+    grading_status = (final or {}).get("status", "missing")
+    all_reached = len(reached) == len(phases)
+    critical = [c["id"] for c in rubric or [] if c["critical_failure"]]
+    full = (
+        status == "completed"
+        and counts(grading_status)
+        and all_reached
+        and all(r["total"] > 0 and r["passed"] == r["total"] for r in reached)
+        and all(c["score"] == 1 for c in rubric or [])
+    )
+    method, parts = _score_parts(phases, rubric)
+    contributions = [part["contribution"] for part in parts if part["contribution"] is not None]
+    total = round(sum(contributions), 4) if contributions else None
+    for part in parts:  # rounded once the total is summed, so the total is exact
+        part["contribution"] = None if part["contribution"] is None else round(part["contribution"], 4)
+    why = aborted or (graded if status == "invalid" else None) or {}
+    return {
+        "report_version": REPORT_VERSION,
+        "run": {
+            "challenge": {
+                "id": challenge.id,
+                "title": challenge.model.title,
+                "pattern": challenge.model.pattern,
+                "sha256": header.get("challenge_sha256"),
+            },
+            "agent": header.get("agent"),
+            "started_at": header.get("started_at"),
+            "status": status,
+            "detail": abort_detail(status, why.get("detail", "")),
+            "end_reason": (ended or {}).get("reason"),
+            "end_detail": (ended or {}).get("detail", ""),
+            "elapsed": records[-1]["t"] if records else 0.0,
+        },
+        "score": {
+            # An invalid run is an environment failure: it has no score, never a zero.
+            "total": None if status == "invalid" else total,
+            "full_success": full,
+            "critical_failures": critical,
+            "incomplete": any(c["score"] is None for c in rubric or []),
+            "changed": changed,
+            "preserved": preserved,
+            "graded_on": "final workspace"
+            if final is graded and graded
+            else ("last test run" if final is not None else "nothing"),
+            "grading_status": grading_status,
+            "grading_detail": (final or {}).get("detail", ""),
+        },
+        # How score.total is made, term by term (kept apart from score, whose keys are fixed).
+        "scoring": {"method": method, "parts": parts},
+        "phases": phases,
+        "rubric": rubric,
+        "triggers": [
+            _trigger(t.id, challenge, fired, pending, delivered, unlocked) for t in challenge.spec.triggers
+        ],
+        "activity": {
+            "test_runs": runs,
+            "agent_turns": turns,
+            "commits": commits,
+            "exit_codes": exit_codes,
+        },
+        "messages": messages(records),
+        "turns": turn_rows,
+        "usage": _usage(turn_rows),
+        **({"scope": scope} if scope is not None else {}),
+    }
+
+
+def _score_parts(
+    phases: list[dict[str, Any]], rubric: list[dict[str, Any]] | None
+) -> tuple[str, list[dict[str, Any]]]:
+    """How the total is made: ``rubric`` (criteria with a weight) or ``phases``, and each part.
+
+    A part's ``contribution`` is its share of the total (weight * score / the weights summed);
+    None for a criterion that could not be judged, which is left out of the weights.
+    """
+    scoring = [c for c in rubric or [] if c["weight"] > 0]  # a rubric that scores (not only reports)
+    if scoring:
+        weights = sum(c["weight"] for c in scoring if c["score"] is not None)
+        return "rubric", [
+            {
+                "kind": "criterion",
+                "id": c["id"],
+                "weight": c["weight"],
+                "score": c["score"],
+                "contribution": c["weight"] * c["score"] / weights if c["score"] is not None else None,
+            }
+            for c in scoring
+        ]
+    weights = sum(p["weight"] for p in phases) or 1.0
+    return "phases", [
+        {
+            "kind": "phase",
+            "id": p["id"],
+            "weight": p["weight"],
+            "score": p["score"],
+            "contribution": p["weight"] * p["score"] / weights,
+        }
+        for p in phases
+    ]
+
+
+def messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every message queued for the agent, in order, with its full text and when it was delivered."""
+    rows: list[dict[str, Any]] = []
+    for record in records:
+        if record["kind"] == "message.queued":
+            rows.append(
+                {
+                    "number": len(rows) + 1,
+                    "trigger": record["trigger"],
+                    "kind": record["message_kind"],
+                    "text": record["text"],
+                    "queued_at": record["t"],
+                    "delivered_at": None,
+                }
+            )
+        elif record["kind"] == "message.delivered":
+            waiting = (r for r in rows if r["trigger"] == record["trigger"] and r["delivered_at"] is None)
+            row = next(waiting, None)
+            if row is not None:
+                row["delivered_at"] = record["t"]
+    return rows
+
+
+def _changed_and_preserved(
+    challenge: Challenge, reached: list[str], verdicts: dict[str, dict[str, Any]]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The latest phase's own new tests vs everything that had to keep working."""
+    changed = [0, 0]
+    preserved = [0, 0]
+    for phase_id in reached:
+        kept = challenge.phase(phase_id).preserved
+        verdict = verdicts.get(phase_id, {})
+        if not verdict.get("tests"):  # counts without per-test verdicts
+            tally = changed if phase_id == reached[-1] else preserved
+            tally[0] += verdict.get("passed", 0)
+            tally[1] += verdict.get("passed", 0) + verdict.get("failed", 0)
+        for test in verdict.get("tests", []):
+            base = test["id"].split("[", 1)[0]
+            is_new = phase_id == reached[-1] and not any(base == k or base.startswith(k + "::") for k in kept)
+            tally = changed if is_new else preserved
+            tally[0] += test["outcome"] == "passed"
+            tally[1] += 1
+    return _fraction(*changed), _fraction(*preserved)
+
+
+def _phase(
+    challenge: Challenge,
+    phase_id: str,
+    unlocked: dict[str, tuple[float, str]],
+    first_pass: dict[str, float],
+    verdicts: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    phase = challenge.phase(phase_id)
+    verdict = verdicts.get(phase_id)
+    passed = verdict["passed"] if verdict else 0
+    total = verdict["passed"] + verdict["failed"] if verdict else 0
+    when = unlocked.get(phase_id)
+    failing = [
+        {"id": t["id"], "outcome": t["outcome"], "detail": t.get("detail", "")}
+        for t in (verdict or {}).get("tests", [])
+        if t["outcome"] != "passed"
+    ]
+    return {
+        "id": phase_id,
+        "title": phase.title,
+        "weight": phase.weight,
+        "unlocked": when is not None,
+        "unlocked_at": when[0] if when else None,
+        "unlocked_by": when[1] if when else None,
+        "first_passed_at": first_pass.get(phase_id),
+        "passed": passed,
+        "total": total,
+        "score": round(passed / total, 4) if total and when else 0.0,
+        "superseded": list(phase.supersedes),
+        # This phase's tests that a phase unlocked later superseded: no longer run, so not counted.
+        "retired": [
+            {"id": test, "by": later.id}
+            for later in challenge.phases
+            if later.id in unlocked
+            for test in later.supersedes
+            if test.startswith(phase.tests.name + "/")
+        ],
+        "failing": failing,
+    }
+
+
+def _trigger(
+    trigger_id: str,
+    challenge: Challenge,
+    fired: dict[str, dict[str, Any]],
+    pending: dict[str, float],
+    delivered: dict[str, float],
+    unlocked: dict[str, tuple[float, str]],
+) -> dict[str, Any]:
+    spec = next(t for t in challenge.spec.triggers if t.id == trigger_id)
+    record = fired.get(trigger_id)
+    note = ""
+    if record is None:
+        winner = unlocked.get(spec.unlocks or "")
+        if winner is not None:
+            note = f"not needed: {spec.unlocks} was unlocked by {winner[1]}"
+        elif trigger_id in pending:
+            note = f"its condition held from {clock(pending[trigger_id])} but not for its 'for:' time"
+        else:
+            note = "its condition never held"
+    return {
+        "id": trigger_id,
+        "kind": spec.message_kind,
+        "condition": spec.text,
+        "unlocks": spec.unlocks,
+        "fired": record is not None,
+        "fired_at": record["t"] if record else None,
+        "count": record["count"] if record else 0,
+        "cause": record["cause"] if record else note,
+        "delivered_at": delivered.get(trigger_id),
+    }
+
+
+def _agent_turns(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per agent turn: when, which messages, how it ended, and its ``turn.summary``."""
+    rows: list[dict[str, Any]] = []
+    summaries: dict[int, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
+    for record in records:
+        kind = record["kind"]
+        if kind == "message.delivered":
+            if current is None:
+                current = {"started_at": record["t"], "messages": []}
+            current["messages"].append(record["trigger"])
+        elif kind == "turn.summary":
+            summaries[record["turn"]] = record
+        elif kind in ("agent.turn_ended", "agent.exited") and (
+            # a process that dies between turns is a row of its own: how else would it be seen
+            current is not None or kind == "agent.turn_ended" or record.get("exit_code") not in (0, None)
+        ):
+            reason = record.get("reason", "") if kind == "agent.turn_ended" else "exited"
+            rows.append(_turn_row(len(rows) + 1, current, record["t"], record.get("exit_code"), reason))
+            current = None
+    if current is not None:  # the session ended during this turn
+        rows.append(_turn_row(len(rows) + 1, current, None, None, "unfinished"))
+    for row in rows:
+        summary = summaries.get(row["turn"])
+        row["reported"] = summary is not None
+        if summary is None:
+            continue
+        if summary.get("seconds") is not None:
+            row["seconds"] = summary["seconds"]
+        for figure in USAGE_FIGURES:
+            row[figure] = summary.get(figure)
+        for key in ("final_message", "model", "session", "transcript"):
+            row[key] = summary.get(key) or row[key]
+    return rows
+
+
+def _turn_row(
+    number: int, current: dict[str, Any] | None, ended: float | None, exit_code: int | None, reason: str
+) -> dict[str, Any]:
+    started = current["started_at"] if current else None
+    seconds = round(ended - started, 3) if ended is not None and started is not None else None
+    return {
+        "turn": number,
+        "messages": current["messages"] if current else [],
+        "started_at": started,
+        "ended_at": ended,
+        "seconds": seconds,
+        "exit_code": exit_code,
+        "end": reason,
+        "reported": False,
+        **dict.fromkeys(USAGE_FIGURES),
+        "final_message": None,
+        "model": "",
+        "session": "",
+        "transcript": "",
+    }
+
+
+def _usage(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Totals over the turns; a figure no turn reported is None (missing), never 0."""
+    usage: dict[str, Any] = {
+        "turns": len(rows),
+        "turns_reporting": sum(1 for row in rows if row["reported"]),
+        "seconds": round(sum(row["seconds"] for row in rows if row["seconds"] is not None), 3),
+    }
+    for figure in USAGE_FIGURES:
+        values = [row[figure] for row in rows if row[figure] is not None]
+        total = sum(values) if values else None
+        usage[figure] = {
+            "total": round(total, 6) if isinstance(total, float) else total,
+            "turns_reported": len(values),
+            "missing_turns": [row["turn"] for row in rows if row[figure] is None],
+        }
+    return usage

@@ -1,0 +1,220 @@
+"""Re-scoring: run the hidden tests as they are now on a run's recorded snapshots, with no agent.
+
+Every snapshot the run tested (and the final one) is still in the run's shadow repository.
+Re-scoring re-tests each of them on the same phases with the challenge as it is now (or
+another version of it), replaces the verdicts in a copy of the log, scores the rubric
+again, and writes ``report-rescored.*`` beside the original report, with the differences.
+The recorded trigger decisions are kept: they were made on the verdicts of the time.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from orchestrator.challenge.model import Challenge
+from orchestrator.grading.testrun import PytestRunner, TestRun
+from orchestrator.grading.venvs import grading_environment
+from orchestrator.present.html_report import report_html
+from orchestrator.present.markdown import report_markdown
+from orchestrator.present.phrases import percent
+from orchestrator.scoring.judge import Judge, RuleJudge
+from orchestrator.scoring.report import build_report
+from orchestrator.scoring.rubric import score_rubric
+from orchestrator.session.eventlog import LogContents
+from orchestrator.session.runs import RunFolder
+from orchestrator.session.workspace import GitError, Workspace
+
+__all__ = ["Rescore", "RescoreError", "Retest", "differences", "rescore", "rescore_progress", "retests"]
+
+NAME = "report-rescored"
+
+
+class RescoreError(Exception):
+    """A run that cannot be re-scored; the message says what is missing and why it is needed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Retest:
+    """One hidden test run to make: a snapshot on some phases, first recorded at ``seq``."""
+
+    snapshot: str
+    phases: tuple[str, ...]
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rescore:
+    """The new report, the records it was built from, and what changed."""
+
+    report: dict[str, Any]
+    records: list[dict[str, Any]]
+    changes: list[str]
+    runs: int
+
+
+def _tested(challenge: Challenge, record: dict[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """The (snapshot, phases) a test result tested, None for any other record.
+
+    Phases the challenge no longer has are left out.
+    """
+    if record["kind"] not in ("tests.result", "session.graded") or not record.get("phases"):
+        return None
+    known = {phase.id for phase in challenge.phases}
+    return record["snapshot"], tuple(p["phase"] for p in record["phases"] if p["phase"] in known)
+
+
+def retests(challenge: Challenge, records: list[dict[str, Any]]) -> list[Retest]:
+    """Every distinct (snapshot, phases) the run tested, in the order it first tested them."""
+    out: dict[tuple[str, tuple[str, ...]], Retest] = {}
+    for record in records:
+        key = _tested(challenge, record)
+        if key is not None:
+            out.setdefault(key, Retest(*key, record["seq"]))
+    return list(out.values())
+
+
+@contextmanager
+def rescore_progress(console: Console) -> Iterator[Callable[[int, int, Retest], None]]:
+    """A ``progress`` for :func:`rescore` that shows on ``console`` (stderr): a bar on a
+    terminal, else one line per test run, e.g. ``re-testing snapshot 3/7 (phase2, seq 41)…``."""
+
+    def line(done: int, total: int, retest: Retest) -> str:
+        phases = ", ".join(retest.phases) or "no phase"
+        return f"re-testing snapshot {done + 1}/{total} ({phases}, seq {retest.seq})…"
+
+    if not console.is_terminal:
+        yield lambda done, total, retest: print(line(done, total, retest), file=console.file, flush=True)
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("re-testing", total=None)
+        yield lambda done, total, retest: bar.update(
+            task, description=line(done, total, retest), completed=done, total=total
+        )
+
+
+def _attach(folder: RunFolder) -> Workspace:
+    """The run's workspace and snapshots, or a :class:`RescoreError` naming what is missing."""
+    missing = [f"{path.name}/" for path in (folder.workspace, folder.shadow) if not path.is_dir()]
+    if missing:
+        raise RescoreError(
+            f"{folder.path}: cannot re-score: the run folder has no {' and no '.join(missing)}. "
+            "Re-scoring re-tests the snapshots the run recorded in shadow.git/ (and reads the "
+            "agent's commits in workspace/), so it needs the run folder whole, as `changeup run` "
+            "left it; without them the log can still be replayed (changeup replay RUN)."
+        )
+    return Workspace.attach(folder.workspace, folder.shadow)
+
+
+async def rescore(
+    challenge: Challenge,
+    folder: RunFolder,
+    contents: LogContents,
+    judge: Judge | None = None,
+    progress: Callable[[int, int, Retest], None] | None = None,
+) -> Rescore:
+    """Re-test every recorded snapshot and write ``report-rescored.{json,md,html}``.
+
+    ``progress(done, total, retest)`` is called before each test run (``done`` counts from 0).
+    """
+    workspace = _attach(folder)
+    environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
+    runner = PytestRunner(challenge, workspace, folder.path / "rescore-scratch", environment=environment)
+    records = copy.deepcopy(contents.records)
+    todo = retests(challenge, records)
+    verdicts: dict[tuple[str, tuple[str, ...]], TestRun] = {}
+    try:
+        for done, retest in enumerate(todo):
+            if progress is not None:
+                progress(done, len(todo), retest)
+            try:
+                verdicts[retest.snapshot, retest.phases] = await runner.run(retest.snapshot, retest.phases)
+            except GitError as error:
+                raise RescoreError(
+                    f"{folder.path}: cannot re-score: the snapshot {retest.snapshot} (tested at seq "
+                    f"{retest.seq}) cannot be read from shadow.git/: {error}"
+                ) from None
+        for record in records:
+            key = _tested(challenge, record)
+            if key is not None:
+                run = verdicts[key]
+                record["phases"] = [phase.to_record() for phase in run.phases]
+                record["status"], record["detail"] = run.status, run.detail
+        records = await _rescored_rubric(challenge, workspace, records, judge or RuleJudge())
+    finally:
+        shutil.rmtree(folder.path / "rescore-scratch", ignore_errors=True)
+    new = build_report(challenge, LogContents(contents.header, records, contents.torn))
+    old_path = folder.path / "report.json"
+    old = json.loads(old_path.read_text()) if old_path.is_file() else build_report(challenge, contents)
+    changes = differences(old, new)
+    new["rescore"] = {
+        "run": folder.path.name,
+        "challenge": str(challenge.root),
+        "challenge_sha256": challenge.digest,
+        "original_score": old["score"]["total"],
+        "snapshots_tested": len(verdicts),
+        "changes": changes,
+    }
+    (folder.path / f"{NAME}.json").write_text(json.dumps(new, indent=2) + "\n")
+    markdown = (
+        report_markdown(new)
+        + "\n## Re-scoring\n\n"
+        + "\n".join(f"- {c}" for c in changes or ["no change"])
+        + "\n"
+    )
+    (folder.path / f"{NAME}.md").write_text(markdown)
+    (folder.path / f"{NAME}.html").write_text(report_html(new, records))
+    return Rescore(new, records, changes, len(verdicts))
+
+
+async def _rescored_rubric(
+    challenge: Challenge, workspace: Workspace, records: list[dict[str, Any]], judge: Judge
+) -> list[dict[str, Any]]:
+    """``records`` with the rubric scored again on the new verdicts, where the run scored one.
+
+    A run gets a rubric whether or not its challenge declares ``scoring:`` (the protection
+    review is every run's), and none when it was invalid or refused: so the re-score keeps
+    what the original had, no more.
+    """
+    if not any(r["kind"] == "session.scored" for r in records):
+        return records
+    kept = [r for r in records if r["kind"] != "session.scored"]
+    criteria = await score_rubric(challenge, workspace, kept, judge)
+    return [r if r["kind"] != "session.scored" else {**r, "criteria": criteria} for r in records]
+
+
+def _outcomes(report: dict[str, Any]) -> dict[str, str]:
+    failing = {t["id"]: t["outcome"] for p in report["phases"] for t in p["failing"]}
+    return failing
+
+
+def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What re-scoring changed: the total, each phase's tests, each failing test, each criterion."""
+    out = []
+    if old["score"]["total"] != new["score"]["total"]:
+        out.append(f"score {percent(old['score']['total'])} → {percent(new['score']['total'])}")
+    if old["score"]["full_success"] != new["score"]["full_success"]:
+        out.append(f"full success {old['score']['full_success']} → {new['score']['full_success']}")
+    for before, after in zip(old["phases"], new["phases"], strict=False):
+        if (before["passed"], before["total"]) != (after["passed"], after["total"]):
+            was_total = f"{before['passed']}/{before['total']}"
+            out.append(f"{after['id']}: {was_total} → {after['passed']}/{after['total']} tests pass")
+    was, now = _outcomes(old), _outcomes(new)
+    out += [f"{test}: {was[test]} → passed" for test in sorted(set(was) - set(now))]
+    out += [f"{test}: passed (or absent) → {now[test]}" for test in sorted(set(now) - set(was))]
+    old_criteria = {c["id"]: c["score"] for c in old.get("rubric") or []}
+    for criterion in new.get("rubric") or []:
+        before = old_criteria.get(criterion["id"])
+        if before != criterion["score"]:
+            out.append(f"criterion {criterion['id']}: {percent(before)} → {percent(criterion['score'])}")
+    return out

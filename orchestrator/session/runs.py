@@ -1,0 +1,342 @@
+"""A run folder, end to end: set up, run the session, grade, and write the reports.
+
+Layout of ``<out>/<challenge>-<time>-<agent>/``::
+
+    events.jsonl   the append-only event log (docs/event-log.md)
+    challenge/     the challenge folder as it was run (replay and rescore read it)
+    workspace/     the agent's workspace, with its own git history
+    shadow.git/    snapshots of the workspace, one tree per tested state
+    agent/         message files and transcripts of the agent
+    pid            the id of the process that made the run (is it still live?)
+    report.json    the report (docs/report.md)
+    report.md      the same, for people; report.html, with a timeline
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+
+import orchestrator
+import triggers
+from orchestrator.agents import AgentUnavailable
+from orchestrator.challenge.model import IGNORED_PARTS, Challenge
+from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
+from orchestrator.grading.sandbox import Sandbox, detect_sandbox
+from orchestrator.grading.seal import Seals
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.grading.venvs import (
+    EnvironmentFailure,
+    Environments,
+    cache_root,
+    environments_for,
+    seal_of,
+)
+from orchestrator.present.html_report import report_html
+from orchestrator.present.markdown import report_markdown
+from orchestrator.scoring.judge import Judge, RuleJudge
+from orchestrator.scoring.manifest import freeze_manifest
+from orchestrator.scoring.report import STOPPED, build_report
+from orchestrator.scoring.rubric import score_rubric
+from orchestrator.scoring.scope import scope_record
+from orchestrator.seams import Agent
+from orchestrator.session.eventlog import EventLog, EventLogError, read_log
+from orchestrator.session.loop import Outcome, Parts, Session, SessionView
+from orchestrator.session.watcher import FsWatcher
+from orchestrator.session.workspace import GitError, Workspace
+
+__all__ = ["RunFolder", "RunRefused", "open_run", "run_challenge", "write_reports"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFolder:
+    """Where a run lives."""
+
+    path: Path
+
+    @property
+    def log(self) -> Path:
+        """``events.jsonl``."""
+        return self.path / "events.jsonl"
+
+    @property
+    def workspace(self) -> Path:
+        """The agent's workspace."""
+        return self.path / "workspace"
+
+    @property
+    def shadow(self) -> Path:
+        """The snapshot repository."""
+        return self.path / "shadow.git"
+
+    @property
+    def challenge(self) -> Path:
+        """The challenge folder as it was run (copied in at the start; absent in older runs)."""
+        return self.path / "challenge"
+
+    def challenge_as_run(self, header: dict[str, Any]) -> Path:
+        """The challenge to read the run against: the copy it kept, or, for a run made before
+        runs kept one, the folder its log ``header`` names."""
+        return self.challenge if self.challenge.is_dir() else Path(str(header.get("challenge_path", "")))
+
+    @property
+    def pid(self) -> int | None:
+        """The id of the process that made the run (its ``pid`` file); None when not recorded."""
+        try:
+            return int((self.path / "pid").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def live(self) -> bool | None:
+        """Whether the process that made the run still runs; None when no pid was recorded."""
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            os.kill(pid, 0)  # signal 0: only asks whether the process exists
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # it exists, under another user
+            return True
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):  # no /proc here (not Linux): the signal's answer stands
+            return True
+        # A killed process nobody has reaped yet is a zombie: gone, though it still has a pid.
+        return state != "Z"
+
+    @classmethod
+    def new(cls, out: Path, challenge: Challenge, agent: str) -> RunFolder:
+        """A fresh, uniquely named folder under ``out``."""
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+        slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-")[:40] or "agent"
+        base = out.resolve() / f"{challenge.id}-{stamp}-{slug}"
+        path, n = base, 1
+        while path.exists():
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
+        path.mkdir(parents=True)
+        # Written so `changeup show --follow` can tell a live run from one whose process is gone.
+        (path / "pid").write_text(f"{os.getpid()}\n")
+        return cls(path)
+
+
+def _header(challenge: Challenge, agent: Agent) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    return {
+        "challenge": challenge.id,
+        "challenge_sha256": challenge.digest,
+        "challenge_path": str(challenge.root),
+        "agent": agent.name,
+        "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "versions": {
+            "changeup": version("changeup"),
+            "python": platform.python_version(),
+        },
+    }
+
+
+def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> dict[str, Any]:
+    """Build the report from the log; write ``<name>.json``, ``<name>.md`` and ``<name>.html``."""
+    contents = read_log(folder.log)
+    report = build_report(challenge, contents)
+    (folder.path / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (folder.path / f"{name}.md").write_text(report_markdown(report))
+    (folder.path / f"{name}.html").write_text(report_html(report, contents.records))
+    return report
+
+
+class RunRefused(ValueError):
+    """A run refused before anything of it was made; the message says what to do instead."""
+
+
+def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
+    """Raise :class:`RunRefused` when the run could only be invalid: its agent cannot run
+    here (:meth:`Agent.preflight`), or ``out`` is itself a run folder."""
+    if (out / "events.jsonl").exists():
+        raise RunRefused(
+            f"--out {out} is a run folder (it holds events.jsonl); run folders are made inside "
+            f"--out: pass the folder that holds it, e.g. --out {out.parent}"
+        )
+    try:
+        agent.preflight(challenge)
+    except AgentUnavailable as error:
+        raise RunRefused(f"--agent {agent.name}: {error}") from None
+
+
+async def run_challenge(
+    challenge: Challenge,
+    agent: Agent,
+    out: Path,
+    *,
+    judge: Judge | None = None,
+    step: float = 0.03,
+    debounce: float = 0.3,
+    on_change: Callable[[SessionView], None] | None = None,
+    on_folder: Callable[[RunFolder], None] | None = None,
+    shares: Sequence[Share] = (),
+    network: bool = True,
+) -> tuple[RunFolder, Outcome, dict[str, Any]]:
+    """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
+
+    ``shares`` are paths the agent may also see (``--agent-share``); ``network`` is whether it
+    keeps the network (``--agent-network``). Raises :class:`RunRefused`, having made nothing,
+    when the run could only be invalid.
+    """
+    _refuse_early(challenge, agent, out)
+    folder = RunFolder.new(out, challenge, agent.name)
+    # Kept as it was run: replay and rescore must not depend on a folder that may change since.
+    # The run folder is never in the agent's view, so its hidden tests stay hidden.
+    shutil.copytree(challenge.root, folder.challenge, ignore=shutil.ignore_patterns(*IGNORED_PARTS))
+    if on_folder is not None:
+        on_folder(folder)
+    log = EventLog.create(folder.log, _header(challenge, agent))
+    logger = structlog.get_logger().bind(session=folder.path.name)
+    box: AgentSandbox | None = None
+    session: Session | None = None
+    try:
+        try:
+            limits = challenge.model.limits
+            workspace = Workspace.create(
+                challenge.workspace,
+                folder.workspace,
+                folder.shadow,
+                max_files=limits.workspace_files,
+                max_bytes=int(limits.workspace_mb * 1e6),
+            )
+            baseline = await workspace.snapshot()
+            environments = await anyio.to_thread.run_sync(environments_for, challenge.model.requirements)
+        except (GitError, OSError, EnvironmentFailure) as error:
+            # The environment failed, not the agent: the run is invalid, never a zero.
+            detail = f"could not set up the run: {error}"
+            log.append({"kind": "session.aborted", "status": "invalid", "detail": detail}, 0.0, sync=True)
+            log.close()
+            return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
+        grading = environments.grading
+        sandbox = detect_sandbox(grading.python)
+        created = {"kind": "workspace.created", "baseline": baseline, "python": grading.python}
+        log.append({**created, "sandbox": sandbox.describe()}, 0.0)
+        # Everything that grades the agent, as it is now; checked at every grading.
+        seals = Seals.take(challenge, grading.prefix)
+        for phase, files in seals.tests.items():
+            record = {"kind": "phase.sealed", "phase": phase, "files": files}
+            log.append({**record, "environment": seal_of(grading.prefix)}, 0.0)
+        if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
+            logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
+        await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe())
+        box = agent_sandbox(sandbox, folder, challenge, agent, environments, shares=shares, network=network)
+        seeded = box.prepare(agent.home_files)
+        log.append({"kind": "agent.sandboxed", **box.describe(), "home_seeded": seeded}, 0.0)
+
+        parts = Parts(
+            repo=workspace,
+            runner=PytestRunner(
+                challenge,
+                workspace,
+                folder.path / "scratch",
+                environment=grading,
+                sandbox=sandbox,
+                hide=[folder.path.parent],
+                sealed=seals.tests,
+            ),
+            watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
+            agent=agent,
+        )
+        session = Session(
+            challenge,
+            parts,
+            log,
+            folder.path / "agent",
+            workspace=folder.workspace,
+            on_change=on_change,
+            logger=logger,
+            environment=environments.agent,
+            seals=seals,
+            sandbox=box,
+        )
+        outcome = await session.run()
+        # A refused final workspace (over its limits) is not examined: its score is its void tests'.
+        refused = outcome.final is not None and outcome.final.status == "refused"
+        if outcome.status != "invalid" and not refused:
+            records = read_log(folder.log).records
+            scope = await scope_record(challenge, workspace, records)
+            if scope is not None:
+                log.append(scope, log.last_t)
+            scored = await score_rubric(challenge, workspace, records, judge or RuleJudge())
+            # The run's last record: once it is in, the run is done (see report.finished).
+            log.append({"kind": "session.scored", "criteria": scored}, log.last_t, sync=True)
+    except BaseException as error:
+        stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
+        record = {"kind": "session.aborted", "status": "interrupted" if stopped else "crashed"}
+        detail = STOPPED if stopped else "".join(traceback.format_exception(error)).rstrip()
+        # Stamped with the time it stopped, not its last record's: a report says how long it ran.
+        t = max(session.elapsed(), log.last_t) if session is not None else log.last_t
+        log.append({**record, "detail": detail}, t, sync=True)
+        raise
+    finally:
+        log.close()
+        shutil.rmtree(folder.path / "scratch", ignore_errors=True)
+        if box is not None:
+            box.forget_seeded()  # the credentials it was given do not stay in the run folder
+    report = write_reports(challenge, folder)
+    return folder, outcome, report
+
+
+def agent_sandbox(
+    sandbox: Sandbox,
+    folder: RunFolder,
+    challenge: Challenge,
+    agent: Agent,
+    environments: Environments,
+    *,
+    shares: Sequence[Share] = (),
+    network: bool = True,
+) -> AgentSandbox:
+    """The sandbox of this run's agent: what it may see besides its own folders, what stays hidden."""
+    seen = [Share(environments.agent.prefix), Share(environments.agent.base)]
+    seen += [share for program in agent.programs() for share in program_shares(program)]
+    changeup = [Path(orchestrator.__file__).parent, Path(triggers.__file__).parent]
+    if sys.prefix != sys.base_prefix:  # changeup's own virtual environment
+        changeup.append(Path(sys.prefix))
+    view = AgentView(
+        workspace=folder.workspace,
+        notes=folder.path / "agent",
+        home=folder.path / "home",
+        tmp=folder.path / "scratch" / "agent",
+        shares=(*seen, *shares),
+        hide=(challenge.root, folder.path.parent, cache_root(), *changeup),
+        network=network,
+    )
+    return AgentSandbox(sandbox, view)
+
+
+def open_run(path: Path) -> RunFolder:
+    """The run folder at ``path`` (the folder, or its ``events.jsonl``).
+
+    Raises :class:`EventLogError` when ``path`` is not a run folder, saying what one is.
+    """
+    folder = path.parent if path.name == "events.jsonl" else path
+    if not folder.is_dir():
+        raise EventLogError(
+            f"{path}: no such folder; pass a run folder, e.g. runs/<challenge>-<time>-<agent>"
+        )
+    if not (folder / "events.jsonl").is_file():
+        raise EventLogError(
+            f"{path}: not a run folder (it has no events.jsonl); run folders are the ones "
+            "`changeup run` makes under its --out folder, e.g. runs/<challenge>-<time>-<agent>"
+        )
+    return RunFolder(folder.resolve())

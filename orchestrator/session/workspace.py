@@ -1,0 +1,322 @@
+"""The agent's workspace, its git repository, and snapshots in a shadow repository.
+
+The workspace is a fresh copy of the challenge's ``workspace/`` template with a git
+repository holding one baseline commit, so the agent sees a normal project and nothing of
+later phases. Snapshots live in a separate bare repository (``shadow.git``) whose work
+tree is the workspace: ``git add`` + ``git write-tree`` turns the workspace into a tree id
+without touching the agent's ``.git``. Equal trees have equal ids, which is how an
+unchanged workspace is never tested twice. An export writes a snapshot's files into a
+folder; given the snapshot that folder already holds, it writes only the difference.
+
+A snapshot is the workspace as it is, minus :data:`IGNORED` (tool state, caches,
+environments) and bytecode, whatever the agent's ``.gitignore`` says: the hidden tests grade
+the source the agent wrote. Before each snapshot the workspace is measured against the
+challenge's limits; a workspace over them is not snapshotted (:class:`OverLimits`).
+
+Every git call goes through the neutral git (``orchestrator.grading.git``): nothing the
+agent configured runs on the host. The agent's commits are read through the shadow
+repository, from a ``HEAD`` read off the agent's files.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import shutil
+import tarfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import anyio
+
+from orchestrator.grading.git import GitError, git, git_sync, read_head
+
+__all__ = ["BYTECODE", "EMPTY_TREE", "IGNORED", "GitError", "OverLimits", "Size", "Workspace"]
+
+#: Never part of a snapshot or a file-change event: tool state, caches, environments.
+IGNORED = (
+    ".git",
+    ".changeup",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".venv",
+    "venv",
+    "node_modules",
+    ".hypothesis",
+)
+BYTECODE = (".pyc", ".pyo")
+#: The tree of an empty folder (git knows it without storing it): an export from it writes everything.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+_ABSENT, _FOLDER = "000000", "040000"  # git modes in a tree difference
+_ARGUMENTS = 100_000  # bytes of paths one command line takes
+
+_EPOCH = "2000-01-01T00:00:00Z"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "changeup",
+    "GIT_AUTHOR_EMAIL": "changeup@localhost",
+    "GIT_COMMITTER_NAME": "changeup",
+    "GIT_COMMITTER_EMAIL": "changeup@localhost",
+}
+
+#: What ``git add`` takes: everything, ignore files overruled, minus these.
+_PATHSPEC = (
+    ".",
+    *(f":(exclude,glob)**/{name}/**" for name in IGNORED),
+    *(f":(exclude,glob)**/*{suffix}" for suffix in BYTECODE),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """How big a workspace is: files (links count) and their apparent bytes (sparse or not)."""
+
+    files: int
+    bytes: int
+
+
+class OverLimits(Exception):
+    """The workspace is over the challenge's limits; no snapshot was taken."""
+
+    def __init__(self, size: Size, max_files: int, max_bytes: int) -> None:
+        over = []
+        if size.files > max_files:
+            over.append(f"{size.files:,} files (limit {max_files:,})")
+        if size.bytes > max_bytes:
+            over.append(f"{size.bytes / 1e6:,.1f} MB (limit {max_bytes / 1e6:,.1f} MB)")
+        super().__init__("the workspace is over its limits: " + " and ".join(over))
+        self.size = size
+
+
+def _tracked(names: Sequence[str]) -> list[str]:
+    return [n for n in names if not n.endswith(BYTECODE)]
+
+
+class Workspace:
+    """A workspace folder with its agent-visible repository and its shadow repository."""
+
+    def __init__(self, path: Path, shadow: Path, *, max_files: int = 0, max_bytes: int = 0) -> None:
+        self.path = path
+        self.shadow = shadow
+        self.max_files = max_files  # 0: no limit
+        self.max_bytes = max_bytes
+        self._seen_head = read_head(path)
+
+    @classmethod
+    def create(
+        cls, template: Path, path: Path, shadow: Path, *, max_files: int = 0, max_bytes: int = 0
+    ) -> Workspace:
+        """Copy ``template`` to ``path``, commit it as the baseline, and start the shadow repo."""
+        path, shadow = path.resolve(), shadow.resolve()
+        shutil.copytree(template, path, ignore=shutil.ignore_patterns(*IGNORED))
+        git_sync(["init", "-q", "-b", "main"], cwd=path)
+        # So an agent's own `git commit` works on a machine with no global identity.
+        git_sync(["config", "user.name", "changeup agent"], cwd=path)
+        git_sync(["config", "user.email", "agent@changeup.invalid"], cwd=path)
+        git_sync(["add", "-A"], cwd=path)
+        # The same template gives the same baseline commit, whoever runs it and when.
+        baseline = {**_IDENTITY, "GIT_AUTHOR_DATE": _EPOCH, "GIT_COMMITTER_DATE": _EPOCH}
+        git_sync(["commit", "-q", "--allow-empty", "-m", "Starting point"], cwd=path, env=baseline)
+        git_sync(["init", "-q", "--bare", str(shadow)], cwd=path)
+        return cls(path, shadow, max_files=max_files, max_bytes=max_bytes)
+
+    @classmethod
+    def attach(cls, path: Path, shadow: Path) -> Workspace:
+        """A workspace created earlier (for re-scoring from its shadow repository)."""
+        return cls(path, shadow)
+
+    # -- Repository ------------------------------------------------------------------------
+
+    def files(self) -> list[str]:
+        """Workspace-relative paths of the files in the workspace now, sorted."""
+        out = []
+        for root, dirs, names in os.walk(self.path):
+            dirs[:] = sorted(d for d in dirs if d not in IGNORED)
+            base = Path(root).relative_to(self.path)
+            out += [(base / name).as_posix() for name in _tracked(names)]
+        return sorted(out)
+
+    def size(self) -> Size:
+        """The files a snapshot would take, and their bytes."""
+        files = size = 0
+        for root, dirs, names in os.walk(self.path):
+            dirs[:] = [d for d in dirs if d not in IGNORED]
+            for name in _tracked(names):
+                files += 1
+                try:
+                    size += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    continue  # gone since the walk listed it
+        # Links to folders are not followed by the walk: they are files of the snapshot.
+        return Size(files, size)
+
+    async def snapshot(self) -> str:
+        """The workspace into the shadow index, then ``write-tree``: the snapshot's tree id.
+
+        The agent may be writing while the snapshot is taken; git then cannot index a file
+        that changes under it. Such a file is retried a few times, and after that the
+        snapshot keeps its previous content (the next change batch takes a new snapshot).
+        """
+        if self.max_files or self.max_bytes:
+            size = await anyio.to_thread.run_sync(self.size)
+            files_over = self.max_files and size.files > self.max_files
+            if files_over or (self.max_bytes and size.bytes > self.max_bytes):
+                raise OverLimits(size, self.max_files or size.files, self.max_bytes or size.bytes)
+        for attempt in range(4):
+            try:
+                await self._shadow("add", "-A", "--force", "--ignore-errors", "--", *_PATHSPEC)
+                break
+            except GitError:
+                if attempt == 3:
+                    break
+                await anyio.sleep(0.05 * (attempt + 1))
+        return (await self._shadow("write-tree")).decode().strip()
+
+    async def export(self, tree: str, dest: Path, *, base: str = EMPTY_TREE) -> list[str]:
+        """Make ``dest`` hold snapshot ``tree``'s files, writing only what differs from ``base``.
+
+        ``dest`` holds the export of ``base`` (by default the empty tree: ``dest`` is empty or
+        missing, and everything is written). Files come out of ``git archive``, so the
+        snapshot's ``.gitattributes`` apply as they always did; links out of the snapshot are
+        left out. Returns the paths written or removed, folders included.
+        """
+        changes = await self._difference(base, tree)
+        if base != EMPTY_TREE and any(PurePosixPath(c.path).name == ".gitattributes" for c in changes):
+            # Attributes shape how every file below them is exported (export-ignore, eol, ...),
+            # changed or not: start again from nothing.
+            before = await self._difference(EMPTY_TREE, base)
+            await anyio.to_thread.run_sync(_empty, dest)
+            return sorted({c.path for c in before} | set(await self.export(tree, dest)))
+        if base == EMPTY_TREE:
+            archives = [await self._shadow("archive", "--format=tar", tree)]
+        else:
+            files = [c.path for c in changes if c.after not in (_ABSENT, _FOLDER)]
+            archives = [
+                await self._shadow("--literal-pathspecs", "archive", "--format=tar", tree, "--", *chunk)
+                for chunk in _chunks(files)
+            ]
+        await anyio.to_thread.run_sync(_apply, dest, changes, archives)
+        return [c.path for c in changes]
+
+    async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
+        """Files that differ between snapshot trees ``before`` and ``after`` (see :class:`Repository`)."""
+        out = await self._shadow("diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after)
+        fields = out.decode("utf-8", "replace").split("\0")
+        words = {"A": "added", "D": "deleted"}
+        pairs = zip(fields[0::2], fields[1::2], strict=False)
+        return sorted((path, words.get(status, "modified")) for status, path in pairs if status)
+
+    async def new_commits(self) -> list[tuple[str, str]]:
+        """Commits reachable from HEAD that were not seen before, oldest first."""
+        head = read_head(self.path)
+        if head is None or head == self._seen_head:
+            return []
+        span = [head] if self._seen_head is None else [head, f"^{self._seen_head}"]
+        self._seen_head = head
+        try:
+            return await self._log(span)
+        except GitError:  # history rewritten, or objects git cannot read: report the new head
+            return [(head, "")]
+
+    async def commits(self) -> list[tuple[str, str]]:
+        """Every commit after the baseline (the root commits), oldest first."""
+        head = read_head(self.path)
+        if head is None:
+            return []
+        try:
+            roots = (await self._agent("rev-list", "--max-parents=0", head)).decode().split()
+            return await self._log([head, *(f"^{root}" for root in roots)])
+        except GitError:
+            return []
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    async def _log(self, span: list[str]) -> list[tuple[str, str]]:
+        out = await self._agent("log", "--reverse", "--no-show-signature", "--format=%H%x00%s", *span, "--")
+        lines = out.decode("utf-8", "replace").splitlines()
+        return [(sha, subject) for sha, _, subject in (line.partition("\0") for line in lines)]
+
+    async def _agent(self, *args: str) -> bytes:
+        """Read the agent's objects through the shadow repository (its config is ours)."""
+        objects = self.path / ".git" / "objects"
+        env = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)}
+        return await git([f"--git-dir={self.shadow}", *args], cwd=self.shadow, env=env)
+
+    async def _shadow(self, *args: str) -> bytes:
+        return await git([f"--git-dir={self.shadow}", f"--work-tree={self.path}", *args], cwd=self.path)
+
+    async def _difference(self, base: str, tree: str) -> list[_Change]:
+        """Every entry, folders included, that differs between trees ``base`` and ``tree``; parents first."""
+        out = await self._shadow("diff-tree", "-r", "-t", "-z", "--no-renames", base, tree)
+        fields = out.split(b"\0")
+        # Each change is ":<mode before> <mode after> <id before> <id after> <status>", then its path.
+        return [
+            _Change(os.fsdecode(path), *header[1:].decode().split(" ")[:2])
+            for header, path in zip(fields[0::2], fields[1::2], strict=False)
+            if header
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """A path whose entry differs between two trees, and its git mode before and after."""
+
+    path: str
+    before: str  # 000000: absent; 040000: a folder
+    after: str
+
+
+def _chunks(paths: list[str]) -> list[list[str]]:
+    """``paths`` in runs that fit on a command line (Linux takes 128 KiB an argument, 2 MiB in all)."""
+    chunks: list[list[str]] = []
+    size = _ARGUMENTS
+    for path in paths:
+        if size + len(path) >= _ARGUMENTS:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(path)
+        size += len(path) + 1
+    return chunks
+
+
+def _apply(dest: Path, changes: list[_Change], archives: list[bytes]) -> None:
+    """Make the export of one tree in ``dest`` the export of another: remove what ``changes``
+    replace or delete, then extract the new files from ``archives``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for change in reversed(changes):  # children before their folder
+        if change.before != _ABSENT and (change.before, change.after) != (_FOLDER, _FOLDER):
+            _remove(dest / change.path)
+    for archive in archives:  # new folders come with their files (git archive writes the parents)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(dest, members=_inside(tar.getmembers()), filter="tar")
+
+
+def _remove(path: Path) -> None:
+    """Delete ``path`` if it is there: a file, a link (not what it points to) or a folder."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _empty(folder: Path) -> None:
+    """Delete everything in ``folder``, which stays."""
+    for entry in folder.iterdir():
+        _remove(entry)
+
+
+def _inside(members: list[tarfile.TarInfo]) -> list[tarfile.TarInfo]:
+    """Members whose links stay inside the snapshot (a link out of it would dangle in the sandbox)."""
+    kept = []
+    for member in members:
+        if member.issym() or member.islnk():
+            base = PurePosixPath(member.name).parent if member.issym() else PurePosixPath()
+            target = posixpath.normpath(str(base / member.linkname))
+            if member.linkname.startswith("/") or target == ".." or target.startswith("../"):
+                continue
+        kept.append(member)
+    return kept
