@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_run import REPO, changeup
+from tests.cli import REPO, changeup
 
 
 @pytest.fixture(scope="session")

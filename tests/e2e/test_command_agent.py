@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.session.eventlog import read_log
+from tests.cli import REPO, changeup
 from tests.e2e.test_exit_codes import untimed
-from tests.e2e.test_run import REPO, changeup
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,8 @@ import pytest
 
 from orchestrator.present.exits import EXIT_TABLE, Exit
 from tests.challenges import without_deadline
-from tests.e2e.test_run import REPO, changeup, run
+from tests.cli import CHANGEUP, REPO, changeup
+from tests.e2e.test_run import run
 from tests.processes import answers_ctrl_c
 
 pytestmark = pytest.mark.slow
@@ -126,7 +127,7 @@ def test_bad_input_exits_2_and_makes_nothing(tmp_path: Path, case: str) -> None:
 def test_ctrl_c_exits_130_and_keeps_what_happened(tmp_path: Path) -> None:
     """SIGINT during a turn: exit 130, and the run folder holds the log and a report."""
     out = tmp_path / "runs"
-    command = [sys.executable, "-m", "orchestrator", "run", str(NORMALIZE_TAGS), "--quiet"]
+    command = [*CHANGEUP, "run", str(NORMALIZE_TAGS), "--quiet"]
     # The agent marks that its turn began, then works until it is stopped.
     agent = "command:touch turn-started; exec sleep 600"
     with subprocess.Popen(

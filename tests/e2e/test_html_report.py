@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_run import changeup
+from tests.cli import REPO, changeup
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
     "--headless",

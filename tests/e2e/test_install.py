@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from tests.cli import REPO
 
-REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
 
 
 def test_a_plain_pip_install_runs_a_challenge_to_full_marks(tmp_path: Path) -> None:

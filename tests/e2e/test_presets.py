@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,12 +25,12 @@ from orchestrator.challenge.loader import load_challenge
 from orchestrator.scoring.manifest import write_manifest
 from orchestrator.session.eventlog import read_log
 from orchestrator.session.replay import replay_records
-from triggers import AgentOutput, AgentTurnEnded, Event
+from tests.cli import CHANGEUP, REPO, changeup, environment
+from triggers import AgentOutput, AgentTurnEnded, Event, Observation
 from triggers.records import TurnSummary
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 STANDINS = REPO / "tests" / "fixtures" / "agents"
 EXPORT_TIME = REPO / "challenges" / "export-time"
 SECRET = "sk-test-secret-4f2a9c1e7b"
@@ -48,8 +47,8 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
 CONTINUES = {"claude-code", "codex", "aider", "gemini-cli", "openhands"}
 
 
-def standin_env(state: Path, **extra: str) -> dict[str, str]:
-    """changeup's environment with the stand-ins first on PATH.
+def standin_env(state: Path, **extra: str) -> dict[str, str | None]:
+    """What changeup's environment changes to put the stand-ins first on PATH (None: unset).
 
     The stand-ins solve the challenge from a copy of its reference solution outside the
     challenge folder (the agent sandbox hides the challenge folder from agents), and log
@@ -61,35 +60,21 @@ def standin_env(state: Path, **extra: str) -> dict[str, str]:
         shutil.copytree(EXPORT_TIME / "solutions" / "reference", solutions)
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o777)  # the agent's own user (uid 65533 when changeup is root) writes its calls here
-    env = {
-        **os.environ,
+    unset: dict[str, str | None] = dict.fromkeys(
+        ("STANDIN_EXPECT_MODEL", "STANDIN_EXPECT_FLAGS", "STANDIN_ECHO_ENV", "ANTHROPIC_API_KEY")
+    )
+    return {
+        **unset,
         "PATH": f"{STANDINS}{os.pathsep}{os.environ.get('PATH', '')}",
         "STANDIN_STATE": str(state),
         "STANDIN_SOLUTIONS": str(solutions),
-        "COLUMNS": "200",
         **extra,
     }
-    for name in ("STANDIN_EXPECT_MODEL", "STANDIN_EXPECT_FLAGS", "STANDIN_ECHO_ENV", "ANTHROPIC_API_KEY"):
-        if name not in extra:
-            env.pop(name, None)
-    return env
 
 
-def shares(env: dict[str, str]) -> list[str]:
+def shares(env: dict[str, str | None]) -> list[str]:
     """The ``--agent-share`` options that let a stand-in read its solutions and log its calls."""
-    return ["--agent-share", env["STANDIN_SOLUTIONS"], "--agent-share", f"{env['STANDIN_STATE']}:rw"]
-
-
-def changeup(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "orchestrator", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-    )
+    return ["--agent-share", f"{env['STANDIN_SOLUTIONS']}", "--agent-share", f"{env['STANDIN_STATE']}:rw"]
 
 
 def run_preset(
@@ -230,7 +215,7 @@ def test_the_manifest_records_the_agent_and_redacts_secrets(tmp_path: Path) -> N
     """Version from --version, the command lines, the variables that matter, sandbox settings."""
     agent = parse_agent("aider", {"model": "sonnet", "flags": f"--openai-api-key {SECRET}"})
     env = {
-        "PATH": standin_env(tmp_path)["PATH"],
+        "PATH": f"{standin_env(tmp_path)['PATH']}",
         "OPENAI_API_KEY": SECRET,
         "AIDER_DARK_MODE": "1",
         "HOME": "/root",
@@ -269,7 +254,7 @@ def test_changeup_agents_lists_presets_installed_and_versions(tmp_path: Path) ->
     assert rows["mini-swe-agent"]["version"] is None  # mini has no --version; its script is no Python here
     table = changeup("agents", env=standin_env(tmp_path))
     assert "codex-cli 0.46.0" in table.stdout
-    bare = changeup("agents", "--json", env={**os.environ, "PATH": "/nonexistent"})
+    bare = changeup("agents", "--json", env={"PATH": "/nonexistent"})
     assert not any(row["installed"] for row in json.loads(bare.stdout))
 
 
@@ -278,11 +263,14 @@ def test_an_interrupting_message_ends_the_turn_and_the_session_continues(
 ) -> None:
     """A hung turn is killed when an interrupting message arrives; the next turn resumes the session."""
     for name, value in standin_env(tmp_path / "state", STANDIN_HANG="1").items():
-        monkeypatch.setenv(name, value)
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
-    events: list[Event] = []
+    events: list[Event | Observation] = []
     ctx = AgentContext(workspace, tmp_path / "agent", load_challenge(EXPORT_TIME), events.append)
     mailbox = Mailbox()
 
@@ -320,9 +308,7 @@ def test_a_person_as_the_agent(tmp_path: Path) -> None:
     solutions = EXPORT_TIME / "solutions" / "reference"
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "orchestrator",
+            *CHANGEUP,
             "run",
             str(EXPORT_TIME),
             "--agent",
@@ -336,7 +322,7 @@ def test_a_person_as_the_agent(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "COLUMNS": "200"},
+        env=environment(),
     )
     assert process.stdin is not None
 

@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.cli import CHANGEUP, REPO, changeup
+
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def changeup(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would."""
-    return subprocess.run(
-        [sys.executable, "-m", "orchestrator", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def copy_log(recorded: Path, tmp_path: Path, lines: list[str]) -> Path:
@@ -170,7 +155,7 @@ def test_show_follow_tails_a_live_run(tmp_path: Path) -> None:
     """--follow keeps printing a run as it happens and stops when the run is over."""
     out = tmp_path / "runs"
     running = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", "run", "challenges/normalize-tags", "--out", str(out), "-q"],
+        [*CHANGEUP, "run", "challenges/normalize-tags", "--out", str(out), "-q"],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

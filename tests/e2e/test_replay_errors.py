@@ -18,7 +18,8 @@ from orchestrator.present.timeline import describe, play
 from orchestrator.scoring.report import build_report
 from orchestrator.session.eventlog import EventLogError, read_log
 from orchestrator.session.replay import replay_records
-from tests.e2e.test_replay import REPO, changeup, copy_log
+from tests.cli import REPO, changeup
+from tests.e2e.test_replay import copy_log
 
 pytestmark = pytest.mark.slow
 
@@ -123,7 +124,7 @@ def paths(value: Any, where: tuple[str | int, ...] = ()) -> Iterator[tuple[str |
 def mutated(record: dict[str, Any], where: tuple[str | int, ...], wrong: bool) -> dict[str, Any]:
     """``record`` with the field at ``where`` removed, or (``wrong``) of a type no field has there."""
     out = copy.deepcopy(record)
-    parent = out
+    parent: Any = out
     for key in where[:-1]:
         parent = parent[key]
     if wrong:

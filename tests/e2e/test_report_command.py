@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_run import REPO, changeup, run
+from tests.cli import REPO, changeup
+from tests.e2e.test_run import run
 
 pytestmark = pytest.mark.slow
 

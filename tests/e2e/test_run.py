@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -16,26 +14,10 @@ import pytest
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.session.eventlog import read_log
 from orchestrator.session.replay import replay_records
+from tests.cli import REPO, changeup
 from tests.servers import probe_server
 
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def changeup(
-    *args: str, cwd: Path, timeout: float = 180, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would (``env``: variables added to this process's)."""
-    return subprocess.run(
-        [sys.executable, "-m", "orchestrator", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-    )
 
 
 def run(
@@ -322,15 +304,7 @@ def test_a_command_agent_that_prints_a_secret_has_it_redacted(tmp_path: Path) ->
     secret = "tok-0123456789abcdef"
     agent = "command:echo my token is $SERVICE_TOKEN"
     args = ["run", "challenges/normalize-tags", "--agent", agent, "--out", str(tmp_path), "-q"]
-    done = subprocess.run(
-        [sys.executable, "-m", "orchestrator", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        env={**os.environ, "SERVICE_TOKEN": secret},
-    )
+    done = changeup(*args, env={"SERVICE_TOKEN": secret})
     folder = next(tmp_path.iterdir())
     log = (folder / "events.jsonl").read_text()
     assert secret not in log

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_run import AGENT_SCRIPT, REPO, changeup, run
+from tests.cli import REPO, changeup
+from tests.e2e.test_run import AGENT_SCRIPT, run
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.session.eventlog import read_log
-from tests.e2e.test_run import REPO, changeup, run
+from tests.cli import CHANGEUP, REPO, changeup
+from tests.e2e.test_run import run
 from tests.processes import answers_ctrl_c
 
 pytestmark = pytest.mark.slow
@@ -24,9 +25,7 @@ def started_run(out: Path, agent: str) -> tuple[subprocess.Popen[bytes], Path]:
     its first test result (polled, so a slow machine only waits longer)."""
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "orchestrator",
+            *CHANGEUP,
             "run",
             "challenges/export-time",
             "--agent",

@@ -10,8 +10,7 @@ import pytest
 
 from orchestrator.challenge.calibrate import calibrate, exact_match
 from orchestrator.challenge.loader import load_challenge
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.cli import REPO
 
 
 def test_exact_match() -> None:

@@ -13,10 +13,9 @@ from orchestrator.challenge.model import Criterion
 from orchestrator.scoring.checks import CHECKS, Evidence
 from orchestrator.scoring.judge import CommandJudge, JudgeSpecError, RuleJudge, parse_judge
 from orchestrator.scoring.rubric import collect_evidence_text, passing_share
+from tests.cli import REPO
 
 pytestmark = pytest.mark.anyio
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

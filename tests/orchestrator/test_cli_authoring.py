@@ -16,9 +16,8 @@ from click.testing import CliRunner
 
 from orchestrator.challenge.model import PATTERNS
 from orchestrator.present.cli import cli
-from tests.e2e.test_run import changeup
+from tests.cli import REPO, changeup
 
-REPO = Path(__file__).resolve().parents[2]
 CHALLENGES = sorted((REPO / "challenges").glob("*/challenge.yaml"))
 
 

@@ -13,6 +13,7 @@ import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -21,10 +22,10 @@ from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.grading.venvs import grading_environment
 from orchestrator.session.workspace import Workspace
+from tests.cli import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
-REPO = Path(__file__).resolve().parents[2]
 Entry = tuple[object, ...]
 
 
@@ -55,7 +56,7 @@ def listing(root: Path) -> dict[str, Entry]:
 def as_git_sees(entries: dict[str, Entry]) -> dict[str, Entry]:
     """What a snapshot keeps of each entry: a file's bytes and executable bit, a link's target."""
     return {
-        key: ("file", entry[1], bool(entry[2] & 0o100)) if entry[0] == "file" else entry[:2]
+        key: ("file", entry[1], bool(cast(int, entry[2]) & 0o100)) if entry[0] == "file" else entry[:2]
         for key, entry in entries.items()
         if entry[0] != "folder"
     }

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -16,9 +14,9 @@ from hypothesis import strategies as st
 
 from orchestrator import ChallengeError, load_challenge, validate
 from orchestrator.challenge.sourcemap import SourceError, load_yaml
+from tests.cli import REPO, changeup
 from triggers import Engine, PhaseResult, SessionStarted, TestsResult, TriggerFired, render
 
-REPO = Path(__file__).resolve().parents[2]
 BROKEN = REPO / "tests" / "fixtures" / "broken"
 
 SEED_YAML = """\
@@ -222,14 +220,7 @@ def test_validate_cli_on_all_broken_fixtures_never_tracebacks() -> None:
     """The real CLI prints every fixture's messages, exits 1 and never shows a traceback."""
     folders = sorted(str(p.relative_to(REPO)) for p in BROKEN.iterdir())
     assert len(folders) >= 20
-    done = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "validate", *folders],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = changeup("validate", *folders)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr + done.stdout
     expected = "".join((BROKEN / Path(f).name / "expected.txt").read_text() for f in folders)
@@ -279,13 +270,8 @@ def test_validate_never_raises_on_arbitrary_text(text: str) -> None:
 
 def test_schema_is_json_schema_of_the_format() -> None:
     """``changeup schema`` prints a JSON Schema naming the challenge's keys."""
-    done = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "schema"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    done = changeup("schema")
+    assert done.returncode == 0, done.stderr
     schema = json.loads(done.stdout)
     assert schema["title"] == "changeup challenge"
     trigger = schema["$defs"]["TriggerModel"]["properties"]

@@ -16,11 +16,10 @@ from orchestrator.grading.testrun import PytestRunner
 from orchestrator.grading.venvs import grading_environment
 from orchestrator.session.watcher import FsWatcher
 from orchestrator.session.workspace import Workspace
+from tests.cli import REPO
 from triggers import FileChange
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

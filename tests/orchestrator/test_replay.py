@@ -13,6 +13,7 @@ import pytest
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.session.eventlog import EventLog
 from orchestrator.session.replay import replay_records
+from tests.cli import REPO, changeup
 from triggers import (
     AgentOutput,
     AgentTurnEnded,
@@ -27,8 +28,6 @@ from triggers import (
     TestsResult,
     build_spec,
 )
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def spec() -> Spec:
@@ -46,7 +45,7 @@ def spec() -> Spec:
 def recorded() -> list[dict[str, Any]]:
     """A session as its log would hold it: events, each followed by the engine's decisions."""
     engine = Engine(spec())
-    events = [
+    events: list[Event] = [
         SessionStarted(0.0),
         MessageDelivered(0.1, "briefing"),
         TestsResult(5.0, 1, "a", (PhaseResult("phase1", 0, 2),)),
@@ -218,14 +217,7 @@ def test_a_log_that_starts_with_a_decision_is_refused_by_the_cli(tmp_path: Path)
     header, *records = log.read_text().splitlines(keepends=True)
     decision = '{"seq":1,"t":0.0,"kind":"trigger.fired","trigger":"revision","cause":""}\n'
     log.write_text(header + decision + "".join(records))
-    done = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "replay", str(run)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = changeup("replay", str(run))
     assert done.returncode == 1
     assert f"{log}: seq 1: a trigger.fired decision before any event" in done.stderr
     assert "Traceback" not in done.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,8 @@ from orchestrator.present.terminal import print_summary
 from orchestrator.present.timeline import lines
 from orchestrator.scoring.report import build_report
 from orchestrator.session.eventlog import LogContents
+from tests.cli import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 EXPORT_TIME = load_challenge(REPO / "challenges" / "export-time")
 
 

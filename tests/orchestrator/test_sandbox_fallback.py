@@ -22,10 +22,10 @@ from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.grading.venvs import Environment
 from orchestrator.session.workspace import Workspace
+from tests.cli import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
-REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 ROOT = os.geteuid() == 0
 

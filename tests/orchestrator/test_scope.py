@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -11,8 +12,7 @@ import pytest
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.scoring.scope import outside, scope_record
 from orchestrator.session.workspace import Workspace
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.cli import REPO
 
 
 def workspace(tmp_path: Path) -> Workspace:
@@ -85,7 +85,7 @@ def test_the_scope_record_compares_the_baseline_with_the_last_graded_tree(tmp_pa
         middle = await ws.snapshot()
         (ws.path / "notes.txt").write_text("scratch\n")
         final = await ws.snapshot()
-        records = [
+        records: list[dict[str, Any]] = [
             {"kind": "workspace.created", "baseline": baseline},
             {"kind": "tests.result", "snapshot": middle, "phases": []},
             {"kind": "session.graded", "snapshot": final, "phases": []},
@@ -110,7 +110,7 @@ def test_no_allowed_paths_no_record(tmp_path: Path) -> None:
     async def main() -> dict[str, object] | None:
         baseline = await ws.snapshot()
         (ws.path / "notes.txt").write_text("scratch\n")
-        records = [
+        records: list[dict[str, Any]] = [
             {"kind": "workspace.created", "baseline": baseline},
             {"kind": "session.graded", "snapshot": await ws.snapshot(), "phases": []},
         ]

@@ -15,11 +15,11 @@ import pytest
 from orchestrator.agents import AgentContext, Message, ScriptedAgent
 from orchestrator.challenge.loader import load_challenge, validate
 from orchestrator.session.workspace import Workspace
+from tests.cli import REPO
 from triggers import AgentOutput, Event, Observation
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
 #: Every challenge folder whose broken variants must be overlays.
 CHALLENGES = [
     *sorted(p for p in (REPO / "challenges").iterdir() if p.is_dir()),

@@ -390,6 +390,7 @@ async def test_a_kill_between_any_two_writes_leaves_a_log_that_replays(tmp_path:
     runner = FakeRunner(world, passes_when({"phase1": "one", "phase2": "two"}))
     path = tmp_path / "events.jsonl"
     log = _CountingLog.create(path, {"challenge": "loop", "agent": "fake"})
+    assert isinstance(log, _CountingLog)
     parts = Parts(
         repo=FakeRepo(world), runner=runner, watcher=FakeWatcher(world), agent=FakeAgent(world, diligent)
     )

@@ -23,8 +23,8 @@ from orchestrator.challenge.loader import load_challenge
 from orchestrator.present.markdown import report_markdown
 from orchestrator.scoring.report import build_report
 from orchestrator.session.eventlog import LogContents
+from tests.cli import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "tests" / "fixtures" / "agents" / "transcripts"
 SECRET = "sk-test-secret-0123456789"
 

@@ -12,15 +12,14 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from orchestrator.grading.sandbox import detect_sandbox
+from tests.cli import REPO, changeup
 
-REPO = Path(__file__).resolve().parents[2]
 TARGET = REPO / "tests" / "fixtures" / "redteam-target"
 AGENTS = REPO / "tests" / "fixtures" / "redteam-agents"
 
@@ -41,15 +40,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``changeup run`` as a user would (``env``: variables added to this process's)."""
     command = ["run", str(challenge), "--agent", agent, "--out", str(out), "-q", *options]
-    return subprocess.run(
-        [sys.executable, "-m", "orchestrator", *command],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
+    return changeup(*command, timeout=300, env=env)
 
 
 def run(

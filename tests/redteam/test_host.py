@@ -14,11 +14,11 @@ import pytest
 
 from orchestrator.grading.venvs import cache_root, grading_environment
 from tests.challenges import without_deadline
+from tests.cli import REPO
 from tests.redteam.common import (
     AGENTS,
     DETECTED,
     NEUTRALISED,
-    REPO,
     TARGET,
     agent_said,
     needs_bubblewrap,

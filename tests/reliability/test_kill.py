@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,10 +20,10 @@ import pytest
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.scoring.report import build_report, finished
 from orchestrator.session.eventlog import EventLog, read_log
+from tests.cli import CHANGEUP, REPO, environment
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 CHALLENGE = REPO / "challenges" / "normalize-tags"
 
 #: The record whose acknowledgement opens each window, in the order a run writes them.
@@ -58,12 +57,12 @@ def killed_in(window: str, out: Path) -> tuple[Path, set[int]]:
     stderr = out.parent / f"{out.name}.stderr"
     with stderr.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator", "run", str(CHALLENGE), "--out", str(out), "-q", "-v"],
+            [*CHANGEUP, "run", str(CHALLENGE), "--out", str(out), "-q", "-v"],
             cwd=REPO,
             stdout=subprocess.DEVNULL,
             stderr=sink,
             start_new_session=True,
-            env={**os.environ, "CHANGEUP_LOG": "json"},  # -v with JSON lines: every acknowledgement
+            env=environment({"CHANGEUP_LOG": "json"}),  # -v with JSON lines: every acknowledgement
         )
     try:
         deadline = time.monotonic() + 300  # a generous bound, never a condition of the test
