@@ -14,6 +14,9 @@ from tests.cli import REPO
 pytestmark = pytest.mark.slow
 
 
+# A fresh venv, a pip install from the registry and a grading environment built from nothing:
+# minutes on a loaded machine, so more room than the suite's 120 s hang guard.
+@pytest.mark.timeout(900)
 def test_a_plain_pip_install_runs_a_challenge_to_full_marks(tmp_path: Path) -> None:
     """``pip install .`` into a fresh venv: every subpackage is there, pytest comes with it, and
     the scripted reference of a challenge scores full marks on a grading environment of its own."""

@@ -22,6 +22,7 @@ import pytest
 
 from orchestrator.agents import AgentContext, Mailbox, Message, parse_agent
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.grading.venvs import cache_root
 from orchestrator.scoring.manifest import write_manifest
 from orchestrator.session.eventlog import read_log
 from orchestrator.session.replay import replay_records
@@ -373,7 +374,10 @@ def test_a_preset_gets_a_private_home_seeded_with_its_own_config_only(tmp_path: 
     (real / ".claude" / ".credentials.json").write_text('{"token": "sk-seeded-credential-0001"}')
     (real / ".ssh").mkdir()
     (real / ".ssh" / "id_ed25519").write_text("a key that is not the agent's")
-    done, folder, _, calls = run_preset(tmp_path, "claude-code", HOME=str(real))
+    # The environment cache stays where it was: only the agent's HOME is in question here.
+    done, folder, _, calls = run_preset(
+        tmp_path, "claude-code", HOME=str(real), CHANGEUP_CACHE=str(cache_root())
+    )
     assert done.returncode == 0, done.stderr
     home, seen = calls[0]["home"]
     assert home == "/home/agent"
