@@ -7,7 +7,6 @@ happens arrive as events, and decisions leave as actions.
 from __future__ import annotations
 
 from triggers.analysis import Finding, analyse
-from triggers.typecheck import PREDICATES, Predicate, Scope, resolve
 from triggers.durations import DurationError, format_duration, parse_duration
 from triggers.engine import Engine, EngineError
 from triggers.records import (
@@ -41,6 +40,7 @@ from triggers.records import (
 )
 from triggers.spec import BRIEFING, Spec, SpecError, TriggerSpec, build_spec
 from triggers.syntax import ConditionError, Expr, parse, render
+from triggers.typecheck import PREDICATES, Predicate, Scope, resolve
 
 __all__ = [
     "ACTION_KINDS",

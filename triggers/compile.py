@@ -1,4 +1,4 @@
-"""Compile resolved conditions into closures over :class:`~triggers.facts.Facts`.
+"""Compile resolved conditions into one Python function each, over :class:`~triggers.facts.Facts`.
 
 A compiled condition also knows which facts it depends on (so the engine re-evaluates it
 only when one of them changes; a phase's pass, ``tests:<phase>``, is a fact apart from its
@@ -7,14 +7,23 @@ time, the instants at which its value can flip as time passes (so the engine can
 exactly then). Durations are ``t - anchor``; a comparison ``t - anchor > c`` is evaluated
 as ``t > anchor + c`` so the instant computed for a wake-up and the evaluation at that
 instant agree bit for bit.
+
+A condition is evaluated on most events, so it is one call, not a walk of closures: its tree
+becomes the text of a single Python expression, compiled once (as a template engine or
+``dataclasses`` builds its ``__init__``). The text is made of this module's own tokens only
+(attribute names of :class:`Facts`, operators from a fixed table, ``and``/``or``/``not``);
+every value the tree holds (a phase, a trigger id, a glob's index, a number, a duration)
+enters as a constant bound to the function, never as source, so no condition can inject code.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from triggers.facts import Facts
 from triggers.syntax import (
@@ -45,6 +54,8 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "!=": operator.ne,
 }
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+#: How each comparison is written in generated code: the only operators it may contain.
+_SYMBOLS = {op: op for op in _OPS}
 
 
 class GlobTable:
@@ -72,13 +83,11 @@ class Clock:
         """The earliest instant after ``facts.t`` at which this comparison may change value."""
         edge = self.anchor(facts) + self.offset
         t = facts.t
-        after = math.nextafter(edge, math.inf)
         if self.op in ("<", ">="):  # value changes at the edge itself
             return edge if edge > t else math.inf
-        if self.op in (">", "<="):  # value changes just after the edge
-            return after if after > t else math.inf
-        if edge > t:  # == and != change at the edge and just after it
+        if edge > t and self.op in ("==", "!="):  # at the edge and just after it
             return edge
+        after = math.nextafter(edge, math.inf)  # > and <= change just after the edge
         return after if after > t else math.inf
 
 
@@ -106,12 +115,12 @@ class Compiled:
 def compile_condition(expr: Expr, globs: GlobTable) -> Compiled:
     """Compile a condition already resolved by :func:`triggers.typecheck.resolve`."""
     reads = _Reads()
-    check = _check(expr, globs, reads, True)
+    code = _check(expr, globs, reads, True)
     clocks = reads.clocks
     return Compiled(
         render(expr),
         expr,
-        check,
+        _function(code, reads.constants),
         frozenset(reads.deps),
         frozenset(reads.raises),
         tuple(clocks),
@@ -126,12 +135,35 @@ class _Reads:
         self.deps: set[str] = set()
         self.raises: set[str] = set()
         self.clocks: list[Clock] = []
+        #: values from the tree, named ``_k0``, ``_k1``... in the generated code
+        self.constants: list[object] = []
 
     def add(self, dep: str, *, raises: bool = True) -> None:
         """The condition reads ``dep``; ``raises``: a change of it may make the condition true."""
         self.deps.add(dep)
         if raises:
             self.raises.add(dep)
+
+    def constant(self, value: object) -> str:
+        """The name under which the generated code reads ``value``."""
+        self.constants.append(value)
+        return f"_k{len(self.constants) - 1}"
+
+
+def _function(code: str, constants: list[object]) -> Check:
+    """The condition whose expression is ``code``, with its constants bound."""
+    check: Check = _template(code, len(constants))(*constants)
+    return check
+
+
+@functools.lru_cache(maxsize=1024)
+def _template(code: str, count: int) -> Callable[..., Check]:
+    """Compile ``code`` once per shape: conditions that differ only in constants share it."""
+    source = f"def condition({', '.join(f'_k{i}' for i in range(count))}):\n    return lambda f: {code}\n"
+    namespace: dict[str, Any] = {"__builtins__": {}}
+    exec(compile(source, "<condition>", "exec"), namespace)
+    template: Callable[..., Check] = namespace["condition"]
+    return template
 
 
 def _next_change(clocks: list[Clock]) -> Value:
@@ -143,117 +175,117 @@ def _next_change(clocks: list[Clock]) -> Value:
     return lambda f: min(flip(f) for flip in flips)
 
 
-def _check(expr: Expr, globs: GlobTable, reads: _Reads, positive: bool) -> Check:
-    """``positive``: the condition is true more often when ``expr`` is (not under a ``not``)."""
+def _check(expr: Expr, globs: GlobTable, reads: _Reads, positive: bool) -> str:
+    """The code of a boolean ``expr``. ``positive``: the condition is true more often when
+    ``expr`` is (it is not under a ``not``)."""
     if isinstance(expr, Not):
-        inner = _check(expr.operand, globs, reads, not positive)
-        return lambda f: not inner(f)
+        return f"(not {_check(expr.operand, globs, reads, not positive)})"
     if isinstance(expr, And | Or):
-        parts = tuple(_check(op, globs, reads, positive) for op in expr.operands)
-        if len(parts) == 2:
-            a, b = parts
-            if isinstance(expr, And):
-                return lambda f: a(f) and b(f)
-            return lambda f: a(f) or b(f)
-        if isinstance(expr, And):
-            return lambda f: all(part(f) for part in parts)
-        return lambda f: any(part(f) for part in parts)
+        parts = [_check(op, globs, reads, positive) for op in expr.operands]
+        return f"({(' and ' if isinstance(expr, And) else ' or ').join(parts)})"
     if isinstance(expr, Compare):
         return _comparison(expr, reads, positive)
     if isinstance(expr, Name):
         if expr.name == "first_commit":
             reads.add("commits")
-            return lambda f: f.commits > 0
+            return "(f.commits > 0)"
         assert expr.name == "always", expr
-        return lambda f: True
+        return "True"
     assert isinstance(expr, Call), expr
     return _predicate(expr, globs, reads)
 
 
-def _predicate(expr: Call, globs: GlobTable, reads: _Reads) -> Check:
+def _predicate(expr: Call, globs: GlobTable, reads: _Reads) -> str:
     arg = expr.args[0]
     if isinstance(arg, String):
         index = globs.index(arg.value)
         reads.add(f"glob:{index}")
         if expr.name == "file_exists":
-            return lambda f: f.glob_exists[index] > 0
-        return lambda f: f.glob_changed[index]
-    name = arg.name
+            return f"(f.glob_exists[{reads.constant(index)}] > 0)"
+        assert expr.name == "file_changed", expr
+        return f"f.glob_changed[{reads.constant(index)}]"
+    name = reads.constant(arg.name)
     if expr.name == "tests_pass":
-        reads.add(f"tests:{name}")
-        return lambda f: f.passing.get(name, False)
+        reads.add(f"tests:{arg.name}")
+        return f"f.passing.get({name}, False)"
     if expr.name == "phase_unlocked":
-        reads.add(f"phase:{name}")
-        return lambda f: name in f.unlocked
+        reads.add(f"phase:{arg.name}")
+        return f"({name} in f.unlocked)"
     if expr.name == "fired":
-        reads.add(f"fired:{name}")
-        return lambda f: name in f.fired
+        reads.add(f"fired:{arg.name}")
+        return f"({name} in f.fired)"
     assert expr.name == "delivered", expr
-    reads.add(f"delivered:{name}")
-    return lambda f: name in f.delivered
+    reads.add(f"delivered:{arg.name}")
+    return f"({name} in f.delivered)"
 
 
-#: The facts a duration is measured from (``name = t - anchor``); anchors only move forward.
-_ANCHORS: dict[str, tuple[str | None, Value]] = {
-    "time_elapsed": (None, lambda f: 0.0),
-    "phase_elapsed": ("anchor.phase", lambda f: f.phase_anchor),
-    "idle": ("anchor.idle", lambda f: f.idle_anchor),
+class _Anchor(NamedTuple):
+    """The fact a duration is measured from (``name = t - anchor``); anchors only move forward."""
+
+    fact: str | None  # None: the session's start, which never moves
+    field: str | None  # the Facts attribute holding it (None: 0.0)
+
+    def value(self) -> Value:
+        """A function reading the anchor's time."""
+        return operator.attrgetter(self.field) if self.field else lambda f: 0.0
+
+    def code(self, reads: _Reads) -> str:
+        """The anchor's time in generated code."""
+        return f"f.{self.field}" if self.field else reads.constant(0.0)
+
+
+_ANCHORS = {
+    "time_elapsed": _Anchor(None, None),
+    "phase_elapsed": _Anchor("anchor.phase", "phase_anchor"),
+    "idle": _Anchor("anchor.idle", "idle_anchor"),
 }
 
 
-def _anchor(expr: Expr) -> tuple[str | None, Value] | None:
-    """For a duration predicate, its anchor's fact (None: fixed) and value; else None."""
+def _anchor(expr: Expr) -> _Anchor | None:
+    """For a duration predicate, its anchor; else None."""
     return _ANCHORS.get(expr.name) if isinstance(expr, Name) else None
 
 
-def _count(expr: Expr, reads: _Reads) -> Value:
+def _count(expr: Expr, reads: _Reads) -> str:
     if isinstance(expr, Number):
-        value = expr.value
-        return lambda f: value
+        return reads.constant(expr.value)
     if isinstance(expr, Name):
         assert expr.name in ("commits", "turns"), expr
         reads.add(expr.name)
-        if expr.name == "commits":
-            return lambda f: f.commits
-        return lambda f: f.turns
+        return "f.commits" if expr.name == "commits" else "f.turns"
     assert isinstance(expr, Call), expr
     arg = expr.args[0]
     assert isinstance(arg, Name)
-    phase = arg.name
-    reads.add(f"counts:{phase}")
-    table = "passed" if expr.name == "tests_passed" else "failed"
-    return lambda f: getattr(f, table).get(phase, 0)
+    reads.add(f"counts:{arg.name}")
+    table = "f.passed" if expr.name == "tests_passed" else "f.failed"
+    return f"{table}.get({reads.constant(arg.name)}, 0)"
 
 
-def _comparison(expr: Compare, reads: _Reads, positive: bool) -> Check:
-    op = _OPS[expr.op]
+def _comparison(expr: Compare, reads: _Reads, positive: bool) -> str:
     left_anchor = _anchor(expr.left)
     right_anchor = _anchor(expr.right)
     if left_anchor is not None and right_anchor is not None:
         # (t - a1) op (t - a2)  <=>  a2 op a1: time cancels out, nothing to wake for.
-        for dep, _ in (left_anchor, right_anchor):
-            if dep is not None:
-                reads.add(dep)
-        left_value, right_value = left_anchor[1], right_anchor[1]
-        return lambda f: op(right_value(f), left_value(f))
+        for anchor in (left_anchor, right_anchor):
+            if anchor.fact is not None:
+                reads.add(anchor.fact)
+        return f"({right_anchor.code(reads)} {_SYMBOLS[expr.op]} {left_anchor.code(reads)})"
     if left_anchor is not None or right_anchor is not None:
         if left_anchor is not None:
-            (dep, anchor), literal, symbol = left_anchor, expr.right, expr.op
+            anchor, literal, symbol = left_anchor, expr.right, expr.op
         else:
             assert right_anchor is not None
-            (dep, anchor), literal, symbol = right_anchor, expr.left, _MIRROR[expr.op]
-        if dep is not None:
+            anchor, literal, symbol = right_anchor, expr.left, _MIRROR[expr.op]
+        if anchor.fact is not None:
             # t > anchor + c only turns false as the anchor moves on (t < ... only true).
             falsified = symbol in (">", ">=") if positive else symbol in ("<", "<=")
-            reads.add(dep, raises=not falsified)
+            reads.add(anchor.fact, raises=not falsified)
         assert isinstance(literal, Duration), literal
-        offset = literal.seconds
-        reads.clocks.append(Clock(anchor, symbol, offset))
-        timed = _OPS[symbol]
-        return lambda f: timed(f.t, anchor(f) + offset)
+        reads.clocks.append(Clock(anchor.value(), symbol, literal.seconds))
+        edge = f"({anchor.code(reads)} + {reads.constant(literal.seconds)})"
+        return f"(f.t {_SYMBOLS[symbol]} {edge})"
     if isinstance(expr.left, Duration) and isinstance(expr.right, Duration):
-        constant = op(expr.left.seconds, expr.right.seconds)
-        return lambda f: constant
+        return reads.constant(_OPS[expr.op](expr.left.seconds, expr.right.seconds))
     left = _count(expr.left, reads)
     right = _count(expr.right, reads)
-    return lambda f: op(left(f), right(f))
+    return f"({left} {_SYMBOLS[expr.op]} {right})"

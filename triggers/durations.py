@@ -44,10 +44,12 @@ def format_duration(seconds: float) -> str:
     """Write ``seconds`` in the largest unit that keeps it exact, so it parses back equal."""
     if not math.isfinite(seconds) or seconds < 0:
         raise DurationError(f"a duration must be finite and not negative, got {seconds!r}")
-    for unit, size in (("h", 3600.0), ("min", 60.0), ("s", 1.0)):
-        count = seconds / size
-        if seconds >= size and count == int(count) and int(count) * size == seconds:
-            return f"{int(count)}{unit}"
+    if seconds % 1 == 0:  # only a whole number of seconds is a whole number of these
+        for unit, size in (("h", 3600.0), ("min", 60.0), ("s", 1.0)):
+            if seconds >= size:
+                count = seconds / size
+                if count.is_integer() and int(count) * size == seconds:
+                    return f"{int(count)}{unit}"
     millis = round(seconds * 1000)
     if millis * UNITS["ms"] == seconds:
         return f"{millis}ms"
@@ -56,4 +58,6 @@ def format_duration(seconds: float) -> str:
 
 def plain_decimal(value: float) -> str:
     """The shortest decimal without exponent that parses back to exactly ``value``."""
-    return format(Decimal(repr(value)), "f")
+    text = repr(value)
+    # repr is already that unless it has an exponent (or is not a number: inf, nan).
+    return text if "e" not in text and "n" not in text else format(Decimal(text), "f")

@@ -13,10 +13,10 @@ exposes as :attr:`Engine.next_wakeup` so the session knows when to send a ``cloc
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
+from typing import Any
 
 from triggers.compile import Compiled, GlobTable, compile_condition
 from triggers.durations import format_duration
@@ -31,6 +31,7 @@ from triggers.records import (
     CommitMade,
     EndSession,
     Event,
+    FileChange,
     FilesChanged,
     MessageDelivered,
     MessageQueued,
@@ -56,44 +57,74 @@ class EngineError(ValueError):
     """An event stream the engine cannot accept (out of order, or before the start)."""
 
 
+class _Fact:
+    """A fact some condition reads, and whom to visit when it changes."""
+
+    __slots__ = ("falsified", "readers")
+
+    def __init__(self) -> None:
+        #: the watches whose condition a change of the fact may make true
+        self.readers: set[int] = set()
+        #: the watches it can only make false (an anchor moving on): visited while they hold
+        self.falsified: set[int] = set()
+
+
 class _Watch:
-    """One condition under watch: a trigger, the end condition or the time limit."""
+    """One condition under watch: a trigger, the end condition or the time limit.
+
+    It keeps copies of what every visit reads, and the actions that never change (its
+    clearing, its message), so that the hot path follows no attribute chains and builds no
+    record it can reuse: actions are frozen values.
+    """
 
     __slots__ = (
+        "cleared",
         "cond",
         "count",
         "decisive",
         "end_reason",
         "evaluate",
-        "facets",
+        "facts",
+        "fired_fact",
         "hold",
+        "id",
+        "label",
+        "next_change",
+        "once",
+        "queued",
         "reads_tests",
         "since",
-        "spec",
         "state",
         "timed",
         "unlocks",
         "wake",
     )
-    # wake: the earliest wake-up this watch has in the engine's heap (inf: none)
 
     def __init__(self, cond: Compiled, spec: TriggerSpec, end_reason: str = "") -> None:
+        self.id = spec.id
         self.cond = cond
-        self.spec = spec
         self.end_reason = end_reason
-        # Copies of what every visit reads, kept here to spare attribute chains on a hot path.
+        self.label = spec.text or cond.text  # how a cause names the condition
         self.evaluate = cond.evaluate
+        self.next_change = cond.next_change
         self.timed = bool(cond.clocks)
         self.unlocks = spec.unlocks
         self.hold = spec.hold
+        self.once = spec.once
         # Unlocking a phase or ending the session waits until the step's other firings are done.
         self.decisive = spec.unlocks is not None or bool(end_reason)
         # A hold on a verdict completes only once no newer test request is outstanding.
         self.reads_tests = cond.reads_verdicts
-        self.facets: tuple[str, ...] = ()  # the facts whose change visits it (set by the engine)
+        self.facts: tuple[_Fact, ...] = ()  # whose change visits it (set by the engine)
+        self.fired_fact = _Fact()  # the fact that it fired (set by the engine)
+        self.cleared = TriggerCleared(spec.id)
+        self.queued = (
+            MessageQueued(spec.id, spec.message_kind, spec.message, spec.interrupt) if spec.message else None
+        )
         self.state = _INACTIVE
         self.since = 0.0
         self.count = 0
+        #: the earliest wake-up this watch has in the engine's heap (inf: none)
         self.wake = math.inf
 
 
@@ -114,26 +145,25 @@ class Engine:
             if expr is not None:
                 ender = TriggerSpec(reason, expr)
                 self._watches.append(_Watch(compile_condition(expr, globs), ender, reason))
-        self._by_id = {w.spec.id: w for w in self._watches if not w.end_reason}
-        # Who to visit when a fact changes: every reader whose condition it may make true,
-        # and the readers it can only make false, while their condition is not known false.
-        self._readers: dict[str, list[int]] = {}
-        self._falsified: dict[str, list[int]] = {}
+        self._by_id = {w.id: w for w in self._watches if not w.end_reason}
+        # Who to visit when a fact changes, by the fact's name (as compiled conditions list
+        # them); the engine holds on to the facts it changes, so a change looks nothing up.
+        self._facts: dict[str, _Fact] = {}
         for index, watch in enumerate(self._watches):
-            deps = set(watch.cond.deps)
-            if watch.spec.unlocks is not None:
-                deps.add(f"phase:{watch.spec.unlocks}")  # to retire it once its phase unlocks
-            only_falsify = watch.cond.deps - watch.cond.raises
-            watch.facets = tuple(sorted(deps))
-            for dep in watch.facets:
-                table = self._falsified if dep in only_falsify else self._readers
-                table.setdefault(dep, []).append(index)
+            self._watch(index, watch)
+        #: the watches pending or fired: those a falsifying change may still concern
+        self._armed: set[int] = set()
         self._globs = [compile_glob(p) for p in globs.patterns]
         self._glob_hits: dict[str, tuple[int, ...]] = {}
-        # Facet names, formatted once: they are looked up on every change.
-        self._glob_facets = [f"glob:{index}" for index in range(len(self._globs))]
-        self._test_facets = {phase: f"tests:{phase}" for phase in spec.phases}
-        self._count_facets = {phase: f"counts:{phase}" for phase in spec.phases}
+        self._glob_facts = [self._fact(f"glob:{index}") for index in range(len(self._globs))]
+        # Every phase that may unlock: the spec's, and any a trigger unlocks.
+        phases = {*spec.phases, *(t.unlocks for t in spec.triggers if t.unlocks is not None)}
+        self._verdict_facts = {p: (self._fact(f"tests:{p}"), self._fact(f"counts:{p}")) for p in phases}
+        self._unlock_facts = {phase: self._fact(f"phase:{phase}") for phase in phases}
+        self._idle_fact = self._fact("anchor.idle")
+        self._phase_fact = self._fact("anchor.phase")
+        self._commits_fact = self._fact("commits")
+        self._turns_fact = self._fact("turns")
         self.facts = Facts(len(self._globs))
         self._files: set[str] = set()
         self._wakes: list[tuple[float, int]] = []
@@ -150,6 +180,37 @@ class Engine:
         self._settled = False
         self._started = False
         self.ended: EndSession | None = None
+        # How each kind of event changes the facts: it returns the watches to visit.
+        self._appliers: dict[type, Callable[[Any, list[Action]], set[int]]] = {
+            SessionStarted: self._start,
+            FilesChanged: self._files_changed,
+            TestsResult: self._tests_result,
+            CommitMade: self._commit,
+            MessageDelivered: self._delivered,
+            AgentTurnEnded: self._turn_ended,
+            AgentExited: self._turn_ended,
+            AgentStarted: self._agent_started,
+            ClockTick: self._tick,
+        }
+
+    def _fact(self, name: str) -> _Fact:
+        """The fact named ``name`` (``tests:phase1``, ``anchor.idle``...), made on first use."""
+        fact = self._facts.get(name)
+        if fact is None:
+            fact = self._facts[name] = _Fact()
+        return fact
+
+    def _watch(self, index: int, watch: _Watch) -> None:
+        """Make the facts a watch's condition reads visit it (an unlocker also reads its
+        phase, to retire once that phase unlocks)."""
+        only_falsify = watch.cond.deps - watch.cond.raises
+        names = set(watch.cond.deps)
+        if watch.unlocks is not None:
+            names.add(f"phase:{watch.unlocks}")
+        watch.facts = tuple(self._fact(name) for name in sorted(names))
+        for name, fact in zip(sorted(names), watch.facts, strict=True):
+            (fact.falsified if name in only_falsify else fact.readers).add(index)
+        watch.fired_fact = self._fact(f"fired:{watch.id}")
 
     # --- queries ---------------------------------------------------------------------------
 
@@ -160,7 +221,7 @@ class Engine:
             wake, index = self._wakes[0]
             if self._watches[index].wake == wake and self._watches[index].state != _DONE:
                 return None if self.ended else wake
-            heapq.heappop(self._wakes)
+            heappop(self._wakes)
         return None
 
     @property
@@ -180,49 +241,49 @@ class Engine:
             return ()
         facts = self.facts
         kind = type(event)
+        apply = self._appliers.get(kind)
+        if apply is None:
+            raise EngineError(f"{kind.__name__} is not an engine event")
         if not self._started and kind is not SessionStarted:
             raise EngineError(f"the first event must be session.started, not {event.kind}")
-        if event.t < facts.t:
-            raise EngineError(f"{event.kind} at t={event.t} is earlier than t={facts.t}")
+        t = event.t
+        if t < facts.t:
+            raise EngineError(f"{event.kind} at t={t} is earlier than t={facts.t}")
         if isinstance(event, TestsResult) and event.request < self._answered:
             # One runner answers requests in the order they were made; a log that says
             # otherwise was reordered or edited, and its verdicts cannot be trusted.
             raise EngineError(
-                f"tests.result for request {event.request} at t={event.t} arrived after the "
+                f"tests.result for request {event.request} at t={t} arrived after the "
                 f"result for request {self._answered}; results must answer requests in order"
             )
-        facts.t = event.t
+        facts.t = t
         wakes = self._wakes
-        due = bool(wakes) and wakes[0][0] <= event.t
+        due = wakes[0][0] <= t if wakes else False
         if kind is ClockTick and not due:
             # Only time moved and nothing is due: no fact changed, so no decision can. (Had
             # the last step left the session settled and idle, it would have ended then.)
             return ()
         actions: list[Action] = []
-        if isinstance(event, SessionStarted):
-            self._start(event, actions)
-            dirty = set(range(len(self._watches)))
-        else:
-            changed: list[str] = []
-            self._apply(event, actions, changed)
-            dirty = self._dirty_from(changed)
-            if self._overdue and self._answered >= self._requests:
-                # The verdict the overdue holds waited for has come: they may fire now.
-                dirty.update(self._overdue)
-                self._overdue.clear()
+        dirty = apply(event, actions)
+        if self._overdue and self._answered >= self._requests:
+            # The verdict the overdue holds waited for has come: they may fire now.
+            dirty |= self._overdue
+            self._overdue.clear()
         if due:
-            self._due(event.t, dirty)
+            self._due(t, dirty)
         if dirty:
             self._evaluate(dirty, event, actions)
         if self._settled and self.ended is None and self._idle():
             self._end(EndSession("agent_exited" if self._gone else "agent_done"), actions)
         return tuple(actions)
 
-    def _start(self, event: SessionStarted, actions: list[Action]) -> None:
+    # --- how each event changes the facts (each returns the watches it may affect) ----------
+
+    def _start(self, event: SessionStarted, actions: list[Action]) -> set[int]:
         if self._started:
             raise EngineError("session.started arrived twice")
         self._started = True
-        self._touch(((path, "added") for path in event.files), [], by_agent=False)
+        self._touch([FileChange(path, "added") for path in event.files], [], by_agent=False)
         first = self.spec.phases[0]
         self.facts.unlocked[first] = event.t
         self._unlocked = (first,)
@@ -233,85 +294,98 @@ class Engine:
             actions.append(MessageQueued(BRIEFING, "briefing", self.spec.briefing))
             self._undelivered += 1
         actions.append(self._run_tests("session started"))
+        return set(range(len(self._watches)))
 
-    def _apply(self, event: Event, actions: list[Action], changed: list[str]) -> None:
-        facts = self.facts
-        if isinstance(event, FilesChanged):
-            facts.idle_anchor = event.t
-            changed.append("anchor.idle")
-            self._touch(((c.path, c.change) for c in event.changes), changed)
-            actions.append(self._run_tests("files changed"))
-        elif isinstance(event, TestsResult):
-            self._record_result(event, changed)
-        elif isinstance(event, CommitMade):
-            facts.commits += 1
-            changed.append("commits")
-        elif isinstance(event, MessageDelivered):
-            self._undelivered -= 1
-            self._busy = True
-            self._settled = False
-            if event.trigger not in facts.delivered:
-                facts.delivered.add(event.trigger)
-                changed.append(f"delivered:{event.trigger}")
-        elif isinstance(event, AgentTurnEnded | AgentExited):
-            self._busy = False
-            self._gone = self._gone or isinstance(event, AgentExited)
-            facts.turns += 1
-            changed.append("turns")
-            request = self._run_tests("agent exited" if self._gone else "turn ended")
-            self._settle_request = request.request
-            self._settled = False
-            actions.append(request)
-        elif isinstance(event, AgentStarted):
-            self._gone = False
-        # clock.tick changes no fact; step() collects due wake-ups.
+    def _files_changed(self, event: FilesChanged, actions: list[Action]) -> set[int]:
+        self.facts.idle_anchor = event.t
+        changed = [self._idle_fact]
+        self._touch(event.changes, changed)
+        actions.append(self._run_tests("files changed"))
+        return self._dirty_from(changed)
 
-    def _touch(
-        self, changes: Iterable[tuple[str, str]], changed: list[str], *, by_agent: bool = True
-    ) -> None:
+    def _tests_result(self, event: TestsResult, actions: list[Action]) -> set[int]:
         facts = self.facts
-        for path, change in changes:
-            exists_before = path in self._files
-            if change == "deleted":
-                self._files.discard(path)
+        unlocked, passing, passed, failed = facts.unlocked, facts.passing, facts.passed, facts.failed
+        changed: list[_Fact] = []
+        self._answered = event.request
+        for result in event.phases:
+            phase = result.phase
+            if phase not in unlocked or (
+                passed.get(phase) == result.passed and failed.get(phase) == result.failed
+            ):
+                continue  # the pass is a function of the counts: unchanged too
+            passed[phase] = result.passed
+            failed[phase] = result.failed
+            verdict_fact, counts_fact = self._verdict_facts[phase]
+            changed.append(counts_fact)
+            verdict = result.all_pass
+            if passing.get(phase) != verdict:
+                passing[phase] = verdict
+                changed.append(verdict_fact)
+        if self._settle_request is not None and event.request >= self._settle_request:
+            self._settle_request = None
+            self._settled = True
+        return self._dirty_from(changed)
+
+    def _commit(self, event: CommitMade, actions: list[Action]) -> set[int]:
+        self.facts.commits += 1
+        return self._dirty_from((self._commits_fact,))
+
+    def _delivered(self, event: MessageDelivered, actions: list[Action]) -> set[int]:
+        self._undelivered -= 1
+        self._busy = True
+        self._settled = False
+        if event.trigger in self.facts.delivered:
+            return set()
+        self.facts.delivered.add(event.trigger)
+        return self._dirty_from((self._fact(f"delivered:{event.trigger}"),))
+
+    def _turn_ended(self, event: AgentTurnEnded | AgentExited, actions: list[Action]) -> set[int]:
+        self._busy = False
+        self._gone = self._gone or isinstance(event, AgentExited)
+        self.facts.turns += 1
+        request = self._run_tests("agent exited" if self._gone else "turn ended")
+        self._settle_request = request.request
+        self._settled = False
+        actions.append(request)
+        return self._dirty_from((self._turns_fact,))
+
+    def _agent_started(self, event: AgentStarted, actions: list[Action]) -> set[int]:
+        self._gone = False
+        return set()
+
+    def _tick(self, event: ClockTick, actions: list[Action]) -> set[int]:
+        return set()  # a tick changes no fact; step() collects the wake-ups due
+
+    def _touch(self, changes: Iterable[FileChange], changed: list[_Fact], *, by_agent: bool = True) -> None:
+        facts = self.facts
+        files, exists, touched = self._files, facts.glob_exists, facts.glob_changed
+        for change in changes:
+            path = change.path
+            existed = path in files
+            now = change.change != "deleted"
+            if now:
+                files.add(path)
             else:
-                self._files.add(path)
-            exists_after = path in self._files
+                files.discard(path)
             hits = self._glob_hits.get(path)
             if hits is None:  # paths recur: match each against the globs once
                 hits = self._glob_hits[path] = tuple(
                     i for i, pattern in enumerate(self._globs) if pattern.match(path) is not None
                 )
             for index in hits:
-                count = facts.glob_exists[index] + (exists_after - exists_before)
-                newly_changed = by_agent and not facts.glob_changed[index]
-                if (count > 0) != (facts.glob_exists[index] > 0) or newly_changed:
-                    changed.append(self._glob_facets[index])
-                facts.glob_exists[index] = count
-                facts.glob_changed[index] = facts.glob_changed[index] or by_agent
-
-    def _record_result(self, event: TestsResult, changed: list[str]) -> None:
-        facts = self.facts
-        self._answered = event.request
-        for result in event.phases:
-            phase = result.phase
-            if phase not in facts.unlocked:
-                continue
-            passing = result.all_pass
-            if facts.passing.get(phase) != passing:
-                facts.passing[phase] = passing
-                changed.append(self._test_facets[phase])
-            if facts.passed.get(phase) != result.passed or facts.failed.get(phase) != result.failed:
-                facts.passed[phase] = result.passed
-                facts.failed[phase] = result.failed
-                changed.append(self._count_facets[phase])
-        if self._settle_request is not None and event.request >= self._settle_request:
-            self._settle_request = None
-            self._settled = True
+                count = exists[index]
+                exists[index] = count + now - existed
+                if (count > 0) != (exists[index] > 0) or (by_agent and not touched[index]):
+                    changed.append(self._glob_facts[index])
+                if by_agent:
+                    touched[index] = True
 
     def _run_tests(self, reason: str) -> RunTests:
         self._requests += 1
-        return RunTests(self._requests, self.unlocked, reason)
+        return RunTests(self._requests, self._unlocked, reason)
+
+    # --- when the session may end ----------------------------------------------------------
 
     def _idle(self) -> bool:
         if self._gone:
@@ -352,7 +426,7 @@ class Engine:
                 facts.t = now
                 armed = watch.state != _FIRED or not watch.evaluate(facts)  # a repeat re-arms on a lapse
                 for _ in range(_LOOKAHEAD):
-                    facts.t = watch.cond.next_change(facts)
+                    facts.t = watch.next_change(facts)
                     if facts.t >= limit:
                         break
                     holds = watch.evaluate(facts)
@@ -365,26 +439,22 @@ class Engine:
 
     # --- evaluation ------------------------------------------------------------------------
 
-    def _dirty_from(self, facets: Iterable[str]) -> set[int]:
-        """The watches that a change of ``facets`` may affect."""
-        readers, falsified, watches = self._readers, self._falsified, self._watches
+    def _dirty_from(self, changed: Iterable[_Fact]) -> set[int]:
+        """The watches that a change of these facts may affect."""
         dirty: set[int] = set()
-        for facet in facets:
-            indexes = readers.get(facet)
-            if indexes:
-                dirty.update(indexes)
-            indexes = falsified.get(facet)
-            if indexes:
+        for fact in changed:
+            dirty |= fact.readers
+            if fact.falsified:
                 # An inactive watch's condition was false at its last visit, and time alone
                 # cannot have turned it since (a wake-up would be due): it stays false.
-                dirty.update(i for i in indexes if watches[i].state != _INACTIVE)
+                dirty |= fact.falsified & self._armed
         return dirty
 
     def _due(self, t: float, dirty: set[int]) -> None:
-        wakes = self._wakes
+        wakes, watches = self._wakes, self._watches
         while wakes and wakes[0][0] <= t:
-            wake, index = heapq.heappop(wakes)
-            watch = self._watches[index]
+            wake, index = heappop(wakes)
+            watch = watches[index]
             if watch.wake == wake:
                 watch.wake = math.inf
                 dirty.add(index)
@@ -392,134 +462,133 @@ class Engine:
     def _evaluate(self, dirty: set[int], event: Event, actions: list[Action]) -> None:
         """Visit the dirty watches, highest priority first, until the step settles.
 
-        A trigger that unlocks nothing fires as soon as it is found ready, and the watches its
-        firing may change are visited in turn, again highest priority first. A trigger that
-        unlocks a phase, and the end condition and time limit, only wait in ``ready`` until
-        nothing else is left to visit; then the first of them (by priority, then file order)
-        fires if it is still ready, and the cascade goes on. So priority decides between
-        unlockers even when one of them became ready through another trigger's firing.
+        A visit brings a watch's state up to date with the facts, and finds it ready to fire
+        or not. A trigger that unlocks nothing fires as soon as it is found ready, and the
+        watches its firing may change are visited in turn, again highest priority first. A
+        trigger that unlocks a phase, and the end condition and time limit, only wait in
+        ``ready`` until nothing else is left to visit; then the first of them (by priority,
+        then file order) is visited once more (a fact it reads only to be falsified may have
+        moved since) and fires if it is still ready, and the cascade goes on. So priority
+        decides between unlockers even when one of them became ready through another
+        trigger's firing. (The visit is written out here, not called: this loop runs on most
+        events, and a call per visit was a measurable share of a step.)
         """
-        watches, visit = self._watches, self._visit
+        watches, facts, armed, unlocked = self._watches, self.facts, self._armed, self.facts.unlocked
         queue = sorted(dirty)  # a sorted list is a heap
         ready: set[int] = set()
-        while True:
-            while queue:
+        while queue or ready:
+            picked = not queue  # taken from ready: it fires if it is still ready
+            if picked:
+                index = min(ready)
+                ready.discard(index)
+            else:
                 index = heappop(queue)
-                if queue and queue[0] == index:
-                    continue  # queued twice: the later visit is the one that counts
-                watch = watches[index]
-                if watch.state != _DONE and visit(index, watch, actions):
-                    if watch.decisive:
-                        ready.add(index)
-                    else:
-                        for other in self._dirty_from(self._fire(index, watch, event, actions)):
-                            heappush(queue, other)
-                elif ready:
-                    ready.discard(index)
-            if not ready:
-                return
-            index = min(ready)
-            ready.discard(index)
             watch = watches[index]
-            # Visited again: a fact it reads only to be falsified may have moved since.
-            if watch.state != _DONE and visit(index, watch, actions):
+            state = watch.state
+            if state == _DONE:
+                ready.discard(index)
+                continue
+            if watch.unlocks is not None and watch.unlocks in unlocked:
+                # A trigger that unlocks a phase fires only while that phase is locked.
+                if state == _PENDING:
+                    actions.append(watch.cleared)
+                self._retire(index, watch)
+                ready.discard(index)
+                continue
+            ripe = False  # ready to fire
+            if watch.evaluate(facts):
+                if state == _INACTIVE:
+                    if watch.hold:
+                        state = watch.state = _PENDING
+                        armed.add(index)
+                        watch.since = facts.t
+                        actions.append(TriggerPending(watch.id, facts.t))
+                    else:
+                        ripe = True
+                elif state == _PENDING and facts.t >= watch.since + watch.hold:
+                    if watch.reads_tests and self._answered < self._requests:
+                        self._overdue.add(index)  # the hold is over, but a newer verdict is coming
+                    else:
+                        ripe = True
+            elif state == _PENDING:
+                state = watch.state = _INACTIVE
+                armed.discard(index)
+                actions.append(watch.cleared)
+            elif state == _FIRED:
+                state = watch.state = _INACTIVE  # a repeating trigger re-arms once its condition lapses
+                armed.discard(index)
+            if not ripe:
+                if watch.timed or state == _PENDING:
+                    self._schedule(index, watch)
+                if ready:
+                    ready.discard(index)
+            elif watch.decisive and not picked:
+                ready.add(index)
+            else:
                 changed = self._fire(index, watch, event, actions)
                 if self.ended is not None:
                     return
                 for other in self._dirty_from(changed):
-                    heappush(queue, other)
-
-    def _visit(self, index: int, watch: _Watch, actions: list[Action]) -> bool:
-        """Bring a watch's state up to date with the facts; True if it is ready to fire."""
-        facts = self.facts
-        unlocks = watch.unlocks
-        if unlocks is not None and unlocks in facts.unlocked:
-            # A trigger that unlocks a phase fires only while that phase is locked.
-            if watch.state == _PENDING:
-                actions.append(TriggerCleared(watch.spec.id))
-            self._retire(index, watch)
-            return False
-        state = watch.state
-        if watch.evaluate(facts):
-            if state == _INACTIVE:
-                if not watch.hold:
-                    return True
-                watch.state = _PENDING
-                watch.since = facts.t
-                actions.append(TriggerPending(watch.spec.id, facts.t))
-            elif state == _PENDING and facts.t >= watch.since + watch.hold:
-                if not (watch.reads_tests and self._answered < self._requests):
-                    return True
-                self._overdue.add(index)  # the hold is over, but a newer verdict is coming
-        elif state == _PENDING:
-            watch.state = _INACTIVE
-            actions.append(TriggerCleared(watch.spec.id))
-        elif state == _FIRED:
-            watch.state = _INACTIVE  # a repeating trigger re-arms once its condition lapses
-        if watch.timed or watch.state == _PENDING:
-            self._schedule(index, watch)
-        return False
+                    if other not in queue:  # one already queued is visited once, in its turn
+                        heappush(queue, other)
 
     def _schedule(self, index: int, watch: _Watch) -> None:
-        """Ask to be woken when time alone may change this watch."""
+        """Ask to be woken when time alone may change this (live) watch."""
+        facts = self.facts
+        wake = watch.next_change(facts) if watch.timed else math.inf
         if watch.state == _PENDING:
-            wake = watch.cond.next_change(self.facts)
             due = watch.since + watch.hold
-            if due > self.facts.t:  # else overdue: the verdict it waits for wakes it
-                wake = min(wake, due)
-        elif watch.state != _DONE:  # timed
-            wake = watch.cond.next_change(self.facts)
-        else:
-            return
+            if facts.t < due < wake:  # if due is past, the verdict it waits for wakes it
+                wake = due
         # Only an earlier wake-up is pushed: a later one is found when the scheduled one
         # comes due and the visit then re-evaluates (a visit with nothing changed is a no-op).
         if wake < watch.wake:
             watch.wake = wake
-            heapq.heappush(self._wakes, (wake, index))
+            heappush(self._wakes, (wake, index))
 
-    def _fire(self, index: int, watch: _Watch, event: Event, actions: list[Action]) -> list[str]:
-        """Fire a ready watch; return the facets its firing changed."""
-        spec = watch.spec
+    def _fire(self, index: int, watch: _Watch, event: Event, actions: list[Action]) -> list[_Fact]:
+        """Fire a ready watch; return the facts its firing changed."""
         facts = self.facts
-        changed: list[str] = []
         if watch.end_reason:
             self._end(EndSession(watch.end_reason, watch.cond.text), actions)
-            return changed
+            return []
         watch.count += 1
-        cause = f"{spec.text or watch.cond.text} held on {event.kind} at {_when(facts.t)}"
-        if spec.hold > 0:
-            cause += f" for {format_duration(spec.hold)} since {_when(watch.since)}"
-        actions.append(TriggerFired(spec.id, cause, watch.count))
-        if spec.id not in facts.fired:
-            changed.append(f"fired:{spec.id}")
-        facts.fired[spec.id] = watch.count
-        if spec.once:
+        cause = f"{watch.label} held on {event.kind} at {_when(facts.t)}"
+        if watch.hold > 0:
+            cause += f" for {format_duration(watch.hold)} since {_when(watch.since)}"
+        actions.append(TriggerFired(watch.id, cause, watch.count))
+        changed: list[_Fact] = []
+        if watch.id not in facts.fired:
+            changed.append(watch.fired_fact)
+        facts.fired[watch.id] = watch.count
+        if watch.once:
             self._retire(index, watch)
         else:
             watch.state = _FIRED
-        if spec.unlocks is not None:
-            facts.unlocked[spec.unlocks] = facts.t
+            self._armed.add(index)
+        unlocks = watch.unlocks
+        if unlocks is not None:
+            facts.unlocked[unlocks] = facts.t
             self._unlocked = tuple(p for p in self.spec.phases if p in facts.unlocked)
             facts.phase_anchor = facts.t
-            changed += (f"phase:{spec.unlocks}", "anchor.phase")
-            actions.append(PhaseUnlocked(spec.unlocks, spec.id))
-        if spec.message:
-            actions.append(MessageQueued(spec.id, spec.message_kind, spec.message, spec.interrupt))
+            changed += (self._unlock_facts[unlocks], self._phase_fact)
+            actions.append(PhaseUnlocked(unlocks, watch.id))
+        if watch.queued is not None:
+            actions.append(watch.queued)
             self._undelivered += 1
-        if spec.unlocks is not None:
-            actions.append(self._run_tests(f"{spec.unlocks} unlocked"))
-        if watch.timed or watch.state == _PENDING:
+        if unlocks is not None:
+            actions.append(self._run_tests(f"{unlocks} unlocked"))
+        if watch.timed and watch.state == _FIRED:  # once retired, it needs no wake-up
             self._schedule(index, watch)
         return changed
 
     def _retire(self, index: int, watch: _Watch) -> None:
         """The watch can never fire again: no fact need ever visit it."""
         watch.state = _DONE
-        for table in (self._readers, self._falsified):
-            for facet in watch.facets:
-                readers = table.get(facet)
-                if readers and index in readers:
-                    readers.remove(index)
+        self._armed.discard(index)
+        for fact in watch.facts:
+            fact.readers.discard(index)
+            fact.falsified.discard(index)
 
     def _end(self, end: EndSession, actions: list[Action]) -> None:
         self.ended = end

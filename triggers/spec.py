@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from triggers.typecheck import Scope, resolve
 from triggers.syntax import Compare, ConditionError, Duration, Expr, Name, parse
+from triggers.typecheck import Scope, resolve
 
 __all__ = ["BRIEFING", "Spec", "SpecError", "TriggerSpec", "build_spec"]
 

@@ -5,13 +5,17 @@ trigger, highest priority first, and starts over from the top after each firing,
 pass fires nothing; only then does the first trigger ready to unlock a phase fire (and the
 passes start again), and only when none is left are the end condition and the time limit
 looked at. Its wake-up is the minimum over every live trigger. :class:`triggers.Engine` must
-take exactly its decisions (``tests/triggers/test_differential.py``); conditions themselves
-are evaluated by the same compiled closures, which ``test_syntax`` and ``test_engine`` check.
+take exactly its decisions (``tests/triggers/test_differential.py``). It evaluates conditions
+itself, by walking their syntax tree (:func:`holds`), so the code the engine generates for
+them is checked too; only the instants at which time may flip a condition come from
+:mod:`triggers.compile`.
 """
 
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Callable
 
 from triggers import (
     BRIEFING,
@@ -38,8 +42,9 @@ from triggers import (
 )
 from triggers.compile import Compiled, GlobTable, compile_condition
 from triggers.facts import Facts
-from triggers.globs import compile_glob
+from triggers.globs import glob_matches
 from triggers.records import Action
+from triggers.syntax import And, Call, Compare, Duration, Expr, Name, Not, Number, Or, String
 
 #: How many instants ahead "time alone may still fire a trigger" looks (the engine's ``_LOOKAHEAD``).
 LOOKAHEAD = 64
@@ -81,8 +86,7 @@ class Reference:
                 self.triggers.append(
                     Trigger(TriggerSpec(reason, expr), compile_condition(expr, globs), reason)
                 )
-        self.globs = [compile_glob(p) for p in globs.patterns]
-        self.facts = Facts(len(self.globs))
+        self.facts = Facts(0)  # globs are matched against the files each time (see holds)
         self.files: set[str] = set()
         self.touched: set[str] = set()  # every path the agent created, changed or deleted
         self.requests = 0
@@ -200,9 +204,6 @@ class Reference:
             actions.append(request)
         elif isinstance(event, AgentStarted):
             self.gone = False
-        for index, pattern in enumerate(self.globs):
-            facts.glob_exists[index] = sum(1 for path in self.files if pattern.match(path))
-            facts.glob_changed[index] = any(pattern.match(path) for path in self.touched)
 
     def settle(self, event: Event, actions: list[Action]) -> None:
         """Visit every trigger until nothing more fires."""
@@ -227,7 +228,7 @@ class Reference:
                 actions.append(TriggerCleared(trigger.spec.id))
             trigger.state = "done"
             return False
-        if not trigger.cond.evaluate(self.facts):
+        if not self.holds(trigger):
             if trigger.state == "pending":
                 actions.append(TriggerCleared(trigger.spec.id))
             if trigger.state in ("pending", "fired"):
@@ -270,6 +271,10 @@ class Reference:
         if spec.unlocks is not None:
             actions.append(self.run_tests(f"{spec.unlocks} unlocked"))
 
+    def holds(self, trigger: Trigger) -> bool:
+        """Whether the trigger's condition holds now."""
+        return holds(trigger.spec.condition, self.facts, self.files, self.touched)
+
     def run_tests(self, reason: str) -> RunTests:
         """A new numbered test request on the unlocked phases."""
         self.requests += 1
@@ -306,12 +311,12 @@ class Reference:
                 if trigger.end_reason or not trigger.cond.clocks:
                     continue
                 self.facts.t = now
-                armed = trigger.state != "fired" or not trigger.cond.evaluate(self.facts)
+                armed = trigger.state != "fired" or not self.holds(trigger)
                 for _ in range(LOOKAHEAD):
                     self.facts.t = trigger.cond.next_change(self.facts)
                     if self.facts.t >= limit:
                         break
-                    holds = trigger.cond.evaluate(self.facts)
+                    holds = self.holds(trigger)
                     if holds and armed:
                         return True
                     armed = armed or not holds
@@ -324,3 +329,80 @@ def when(seconds: float) -> str:
     """A moment as the engine words it in a cause."""
     rounded = round(seconds, 3)
     return format_duration(rounded) if rounded > 0 else "0s"
+
+
+OPS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+#: What each duration is measured from: ``name = t - anchor``.
+ANCHORS: dict[str, Callable[[Facts], float]] = {
+    "time_elapsed": lambda facts: 0.0,
+    "phase_elapsed": lambda facts: facts.phase_anchor,
+    "idle": lambda facts: facts.idle_anchor,
+}
+
+
+def holds(expr: Expr, facts: Facts, files: set[str], touched: set[str]) -> bool:
+    """The value of a resolved condition, read off its tree; a glob is matched against every
+    existing path (``file_exists``) or every path the agent ever touched (``file_changed``)."""
+    if isinstance(expr, Not):
+        return not holds(expr.operand, facts, files, touched)
+    if isinstance(expr, And):
+        return all(holds(part, facts, files, touched) for part in expr.operands)
+    if isinstance(expr, Or):
+        return any(holds(part, facts, files, touched) for part in expr.operands)
+    if isinstance(expr, Compare):
+        return compare(expr, facts)
+    if isinstance(expr, Name):
+        assert expr.name in ("first_commit", "always"), expr
+        return expr.name == "always" or facts.commits > 0
+    assert isinstance(expr, Call), expr
+    arg = expr.args[0]
+    if isinstance(arg, String):
+        paths = {"file_exists": files, "file_changed": touched}[expr.name]
+        return any(glob_matches(arg.value, path) for path in paths)
+    if expr.name == "tests_pass":
+        return facts.passing.get(arg.name, False)
+    if expr.name == "phase_unlocked":
+        return arg.name in facts.unlocked
+    if expr.name == "fired":
+        return arg.name in facts.fired
+    assert expr.name == "delivered", expr
+    return arg.name in facts.delivered
+
+
+def compare(expr: Compare, facts: Facts) -> bool:
+    """A comparison; ``t - anchor op c`` is taken as ``t op anchor + c``, as the engine documents,
+    so that it flips exactly at the instant the engine computes for it."""
+    op, left, right = OPS[expr.op], expr.left, expr.right
+    left_anchor = ANCHORS[left.name](facts) if isinstance(left, Name) and left.name in ANCHORS else None
+    right_anchor = ANCHORS[right.name](facts) if isinstance(right, Name) and right.name in ANCHORS else None
+    if left_anchor is not None and right_anchor is not None:
+        return op(right_anchor, left_anchor)  # (t - a1) op (t - a2)  <=>  a2 op a1
+    if left_anchor is not None:
+        assert isinstance(right, Duration), right
+        return op(facts.t, left_anchor + right.seconds)
+    if right_anchor is not None:
+        assert isinstance(left, Duration), left
+        return op(right_anchor + left.seconds, facts.t)
+    return op(number(left, facts), number(right, facts))
+
+
+def number(expr: Expr, facts: Facts) -> float:
+    """A count or a constant."""
+    if isinstance(expr, Number):
+        return expr.value
+    if isinstance(expr, Duration):
+        return expr.seconds
+    if isinstance(expr, Name):
+        return {"commits": facts.commits, "turns": facts.turns}[expr.name]
+    assert isinstance(expr, Call), expr
+    arg = expr.args[0]
+    assert isinstance(arg, Name), arg
+    table = {"tests_passed": facts.passed, "tests_failed": facts.failed}[expr.name]
+    return table.get(arg.name, 0)

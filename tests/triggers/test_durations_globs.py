@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from triggers.durations import DurationError, format_duration, parse_duration
+from triggers.durations import DurationError, format_duration, parse_duration, plain_decimal
 from triggers.globs import GlobError, compile_glob, glob_matches
 
 
@@ -67,6 +68,12 @@ def test_format_duration_rejects_negative_and_infinite(bad: float) -> None:
 def test_format_then_parse_is_exact(seconds: float) -> None:
     """A printed duration parses back to exactly the same float."""
     assert parse_duration(format_duration(seconds)) == seconds
+
+
+@given(st.floats())
+def test_plain_decimal_is_the_shortest_repr_without_exponent(value: float) -> None:
+    """Its short cut (repr itself, when repr has no exponent) gives what Decimal would."""
+    assert plain_decimal(value) == format(Decimal(repr(value)), "f")
 
 
 @pytest.mark.parametrize(

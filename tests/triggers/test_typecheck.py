@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from triggers.typecheck import PREDICATES, Scope, resolve
 from triggers.syntax import Call, ConditionError, Name, Not, parse, render
+from triggers.typecheck import PREDICATES, Scope, resolve
 
 SCOPE = Scope(("phase1", "Phase2"), ("pivot", "deadline"))
 
