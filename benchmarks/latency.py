@@ -142,8 +142,8 @@ def run_trial(challenge: Path, script: Path, scratch: Path) -> Trial:
     stages = {
         "write -> fs.changed": float(changed["t"]) - wrote_t,  # type: ignore[arg-type]
         "fs.changed -> tests.started": float(started["t"]) - float(changed["t"]),  # type: ignore[arg-type]
-        "tests.started -> result": float(result["t"]) - float(started["t"]),  # type: ignore[arg-type]
-        "  of which the test run": float(result["seconds"]),  # type: ignore[arg-type]
+        "tests.started -> result": float(result["t"]) - float(started["t"]),
+        "  of which the test run": float(result["seconds"]),
         "result -> delivered": float(delivered["t"]) - float(result["t"]),  # type: ignore[arg-type]
         "delivered -> agent prints": pivot_t - float(delivered["t"]),  # type: ignore[arg-type]
     }
