@@ -12,6 +12,11 @@ Every pytest run gets two canaries in its copy of the hidden tests:
 
 The failing canary may also fail by never running: its file's collection failing is
 reported as such (the agent's module would not import), never as a missing canary.
+
+Neither canary is ever deselected: pytest's ``--deselect`` drops every test whose id *starts
+with* a given id, so a canary planted in a superseded file, or named so that a superseded
+test's id is a prefix of its own, would silently not run, and a clean run would read as
+tampered.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import ast
 import random
 import re
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,15 +89,22 @@ def _words(trees: list[ast.Module]) -> list[str]:
     return sorted(words) if len(words) >= 4 else sorted(words | set(_FALLBACK_WORDS))
 
 
-def _fresh_name(rng: random.Random, words: list[str], taken: set[str], prefix: str = "test") -> str:
-    for _ in range(1000):
-        name = "_".join([prefix, *rng.sample(words, rng.choice((2, 2, 3)))])
-        if name not in taken:
+def _fresh_name(
+    rng: random.Random,
+    words: list[str],
+    taken: set[str],
+    runs: Callable[[str], bool] = lambda name: True,
+) -> str:
+    """A ``test_...`` name of the suite's words, not in ``taken``, that ``runs`` accepts."""
+    for attempt in range(2000):
+        if attempt < 1000:
+            name = "_".join(["test", *rng.sample(words, rng.choice((2, 2, 3)))])
+        else:
+            name = f"test_{rng.choice(words)}_{rng.randrange(10**6)}"
+        if name not in taken and runs(name):
             taken.add(name)
             return name
-    name = f"{prefix}_{rng.choice(words)}_{rng.randrange(10**6)}"
-    taken.add(name)
-    return name
+    raise RuntimeError("no canary name left that pytest would run")  # pragma: no cover
 
 
 def _insert(path: Path, tree: ast.Module, function: str, rng: random.Random) -> None:
@@ -111,12 +124,31 @@ def _insert(path: Path, tree: ast.Module, function: str, rng: random.Random) -> 
     path.write_text("".join(lines), encoding="utf-8")
 
 
-def plant_canaries(hidden: Path, folders: list[str], rng: random.Random | None = None) -> Canaries:
+def plant_canaries(
+    hidden: Path,
+    folders: list[str],
+    deselected: Sequence[str] = (),
+    rng: random.Random | None = None,
+) -> Canaries:
     """Write a run's canaries into its copy of the hidden tests: ``hidden/<folder>/...``.
 
-    ``folders`` are the copied phase folders this run tests (random names; see the runner).
+    ``folders`` are the copied phase folders this run tests (random names; see the runner);
+    ``deselected`` the ids, relative to ``hidden``, that the run passes to ``--deselect``.
     """
     rng = rng or random.SystemRandom()
+    prefixes = tuple(deselected)
+
+    def runs_in(file: str) -> Callable[[str], bool]:
+        """Whether a test named so in ``file`` (relative to ``hidden``) escapes every deselect."""
+        return lambda name: not f"{file}::{name}".startswith(prefixes)
+
+    def file_runs(folder: Path) -> Callable[[str], bool]:
+        """Whether a new file ``folder/<stem>.py`` escapes every deselect."""
+        return lambda stem: not f"{relative(folder)}/{stem}.py::".startswith(prefixes)
+
+    def relative(path: Path) -> str:
+        return path.relative_to(hidden).as_posix()
+
     files = [f for folder in folders for f in test_files(hidden / folder)]
     trees: dict[Path, ast.Module] = {}
     for path in files:
@@ -127,21 +159,24 @@ def plant_canaries(hidden: Path, folders: list[str], rng: random.Random | None =
     words = _words(list(trees.values()))
 
     # The passing canary: a fresh file beside the others, importing nothing of the agent's.
-    folder = hidden / rng.choice(folders)
+    open_folders = [f for f in folders if not f"{f}/".startswith(prefixes)] or folders
+    folder = hidden / rng.choice(open_folders)
     taken = {p.stem for p in folder.rglob("*.py")}
-    stem = _fresh_name(rng, words, taken)
-    passing_name = _fresh_name(rng, words, {stem})
+    stem = _fresh_name(rng, words, taken, file_runs(folder))
+    passing_name = _fresh_name(rng, words, {stem}, runs_in(f"{folder.name}/{stem}.py"))
     left, right = rng.randrange(2, 90), rng.randrange(2, 90)
     (folder / f"{stem}.py").write_text(
         f"def {passing_name}():\n    assert {left} + {right} == {left + right}\n", encoding="utf-8"
     )
     passing = f"{folder.name}/{stem}.py::{passing_name}"
 
-    # The failing canary: inside a real hidden test file, reading what the file imports.
-    if trees:
-        path = rng.choice(sorted(trees))
+    # The failing canary: inside a real hidden test file, reading what the file imports; never
+    # a file the run deselects whole (a superseded file: its tests do not run).
+    open_files = sorted(path for path in trees if not f"{relative(path)}::".startswith(prefixes))
+    if open_files:
+        path = rng.choice(open_files)
         tree = trees[path]
-        name = _fresh_name(rng, words, _names(tree))
+        name = _fresh_name(rng, words, _names(tree), runs_in(relative(path)))
         refs = _agent_names(tree)
         if refs:
             ref = rng.choice(refs)
@@ -150,10 +185,10 @@ def plant_canaries(hidden: Path, folders: list[str], rng: random.Random | None =
             one, other = rng.sample(words, 2)
             check = f"assert {one!r} == {other!r}"
         _insert(path, tree, f"def {name}():\n    {check}\n", rng)
-        failing = f"{path.relative_to(hidden).as_posix()}::{name}"
-    else:  # no hidden pytest file parses: the canary gets a file of its own
-        stem = _fresh_name(rng, words, taken)
-        name = _fresh_name(rng, words, {stem})
+        failing = f"{relative(path)}::{name}"
+    else:  # no hidden pytest file parses (or runs): the canary gets a file of its own
+        stem = _fresh_name(rng, words, taken, file_runs(folder))
+        name = _fresh_name(rng, words, {stem}, runs_in(f"{folder.name}/{stem}.py"))
         one, other = rng.sample(words, 2)
         (folder / f"{stem}.py").write_text(f"def {name}():\n    assert {one!r} == {other!r}\n")
         failing = f"{folder.name}/{stem}.py::{name}"

@@ -361,9 +361,11 @@ class PytestRunner:
         """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
         pytest_phases = [p for p in chosen if p.command is None]
         canaries = None
+        deselect = sorted(hidden.to_run(test) for test in superseded)
         if pytest_phases:
             shutil.copyfile(BOOTSTRAP, folder / "harness" / BOOTSTRAP.name)
-            canaries = plant_canaries(hidden.root, [hidden.folder_of(p.id) for p in pytest_phases])
+            folders = [hidden.folder_of(p.id) for p in pytest_phases]
+            canaries = plant_canaries(hidden.root, folders, deselect)
         # The folder goes to the tests' user before the snapshot's copy is in it: the copy
         # comes already theirs, like the output folder, and only its changes are handed over.
         self.sandbox.hand_over(folder, writable=[folder / "out"])
@@ -373,7 +375,7 @@ class PytestRunner:
         judgements: list[Judgement] = []
         try:
             if canaries is not None:
-                judgements.append(await self._pytest(folder, hidden, pytest_phases, superseded, canaries))
+                judgements.append(await self._pytest(folder, hidden, pytest_phases, deselect, canaries))
             for phase in (p for p in chosen if p.command is not None):
                 judgements.append(await self._command(folder, hidden, phase))
         finally:
@@ -389,7 +391,7 @@ class PytestRunner:
         folder: Path,
         hidden: HiddenCopy,
         phases: list[Phase],
-        superseded: set[str],
+        deselect: list[str],
         canaries: Canaries,
     ) -> Judgement:
         folders = [hidden.folder_of(p.id) for p in phases]
@@ -402,7 +404,7 @@ class PytestRunner:
             out=places.out,
             user=places.user,
             tests=folders,
-            deselect=[hidden.to_run(test) for test in superseded],
+            deselect=deselect,
         )
         finished = await run_process_group(
             self._confined(folder, command, runtime=self._runtime),
