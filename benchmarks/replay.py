@@ -150,11 +150,11 @@ def write_run(folder: Path, challenge: Path, count: int) -> int:
     }
     log = EventLog.create(folder / "events.jsonl", header)
     for event in events(count, seed=11):
-        log.append(event.to_record(), event.t)
+        log.append(event, event.t)
         if isinstance(event, Observation):
             continue  # an observation: logged, never stepped
         for action in engine.step(event):
-            log.append(action.to_record(), event.t)
+            log.append(action, event.t)
     log.close()
     return log.seq
 

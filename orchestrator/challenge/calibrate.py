@@ -24,7 +24,7 @@ from orchestrator.grading.testids import covers
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.grading.venvs import EnvironmentFailure, grading_environment
 from orchestrator.scoring.judge import Judge, RuleJudge
-from orchestrator.session.eventlog import read_log
+from orchestrator.session.eventlog import LogReader
 from orchestrator.session.replay import replay_records
 from orchestrator.session.runs import RunFolder, run_challenge
 from orchestrator.session.workspace import Workspace
@@ -194,7 +194,7 @@ async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Che
         else:
             check = _reference_check(challenge, report, label, folder.path)
         # Every recorded run must replay: the engine re-decides it exactly.
-        divergence = replay_records(challenge.spec, read_log(folder.log).records).divergence
+        divergence = replay_records(challenge.spec, LogReader(folder.log)).divergence
         if divergence is not None:
             got = f"{check.got}; replay diverges at seq {divergence.seq}: {divergence.reason}"
             return Check(check.challenge, check.run, check.expected, got, False, check.folder)

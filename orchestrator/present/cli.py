@@ -34,9 +34,10 @@ from orchestrator.scoring.rescore import RescoreError, rescore_progress
 from orchestrator.scoring.rescore import rescore as rescore_run
 from orchestrator.session.eventlog import EventLogError, LogContents, LogReader, read_log
 from orchestrator.session.loop import SessionView
+from orchestrator.session.records import decode_entry
 from orchestrator.session.replay import replay_records
 from orchestrator.session.runs import RunFolder, RunRefused, open_run, run_challenge, write_reports
-from triggers import EVENT_KINDS, RecordError
+from triggers import Event, RecordError
 
 __all__ = ["main"]
 
@@ -551,8 +552,8 @@ def replay_command(
             contents = read_log(folder.log)
         except EventLogError as error:
             raise click.ClickException(str(error)) from None
-        if not any(r["kind"] in EVENT_KINDS for r in contents.records):
-            raise nothing_to_replay(len(contents.records))
+        if not any(isinstance(entry.record, Event) for entry in contents.entries):
+            raise nothing_to_replay(len(contents.entries))
     if rescore:
         try:
             judge = parse_judge(judge_spec)
@@ -571,7 +572,7 @@ def replay_command(
     if speed is not None:
         if speed <= 0:
             raise click.BadParameter("must be above 0", param_hint="--speed")
-        play(contents.records, speed, lambda style, text: console.print(text, style=style), time.sleep)
+        play(contents.entries, speed, lambda style, text: console.print(text, style=style), time.sleep)
         return
     try:
         result = replay_records(challenge.spec, log, torn=lambda: log.torn)
@@ -597,14 +598,15 @@ def replay_command(
         console.print(f"  {json.dumps(record)}")
     console.print("around it:")
     try:  # read again, as far as the window's end: memory stays bounded, however long the log
-        for record in log:
-            if record["seq"] > divergence.seq + context:
+        for raw in log:
+            if raw["seq"] > divergence.seq + context:
                 break
-            if record["seq"] >= divergence.seq - context:
-                shown = describe(record, verbose=True)
-                mark = "→" if record["seq"] == divergence.seq else " "
-                text = shown[1] if shown else record["kind"]
-                console.print(f" {mark} seq {record['seq']:>5}  {clock(record['t'])}  {text}")
+            if raw["seq"] >= divergence.seq - context:
+                entry = decode_entry(raw)
+                shown = describe(entry.record, verbose=True)
+                mark = "→" if entry.seq == divergence.seq else " "
+                text = shown[1] if shown else entry.record.kind
+                console.print(f" {mark} seq {entry.seq:>5}  {clock(entry.t)}  {text}")
     except EventLogError as error:
         raise click.ClickException(str(error)) from None
     sys.exit(1)
@@ -642,7 +644,7 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
     folder, contents = _opened(run)
     console = Console(highlight=False)
     if message is not None:
-        queued = messages(contents.records)
+        queued = messages(contents.entries)
         if message > len(queued):
             raise click.BadParameter(
                 f"the run has {len(queued)} message(s), numbered from 1", param_hint="--message"
@@ -661,11 +663,11 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
     seen = 0
     counted: dict[str, int] = {}
     while True:
-        fresh = contents.records[seen:]
-        seen = len(contents.records)
+        fresh = contents.entries[seen:]
+        seen = len(contents.entries)
         for _, style, text in lines(fresh, verbose=verbose, counted=counted):
             console.print(escape(text), style=style)
-        done = finished(contents.records)
+        done = finished(contents.entries)
         live = folder.live()
         if done or live is False or not follow:
             break

@@ -9,6 +9,7 @@ carries ``data-trigger`` so tests (and people with devtools) can find it.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.present.phrases import (
@@ -24,6 +25,8 @@ from orchestrator.present.phrases import (
     tests_cell,
     weight,
 )
+from orchestrator.session.records import Entry, graded_like
+from triggers import MessageDelivered, TriggerFired
 
 __all__ = ["report_html"]
 
@@ -63,7 +66,7 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def report_html(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
+def report_html(report: dict[str, Any], entries: Sequence[Entry]) -> str:
     """The whole page."""
     run = report["run"]
     score = report["score"]
@@ -91,7 +94,7 @@ def report_html(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
         )
     if score["total"] is not None:
         parts.append(_score(report))
-    parts += ["<h2>Timeline</h2>", _timeline(report, records), LEGEND, _phases(report)]
+    parts += ["<h2>Timeline</h2>", _timeline(report, entries), LEGEND, _phases(report)]
     if report.get("rubric"):
         parts.append(_rubric(report["rubric"]))
     parts += [_triggers(report), _messages(report), _failing(report), _scope(report), _superseded(report)]
@@ -133,9 +136,9 @@ def _ratio(part: dict[str, int]) -> str:
     return f"{part['passed']}/{part['total']}" if part["total"] else "—"
 
 
-def _timeline(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
+def _timeline(report: dict[str, Any], entries: Sequence[Entry]) -> str:
     phases = [p["id"] for p in report["phases"]]
-    end = float(max([r["t"] for r in records] + [1.0]))
+    end = float(max([e.t for e in entries] + [1.0]))
     height = TOP + LANE * len(phases) + 30
 
     def x(t: float) -> float:
@@ -159,7 +162,7 @@ def _timeline(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
                 f'width="{x(end) - start:.1f}" height="{LANE - 8}" fill="{color}" fill-opacity="0.15">'
                 f"<title>{_e(phase['id'])} unlocked at {clock(phase['unlocked_at'])}</title></rect>"
             )
-        points = _ratio_steps(phase["id"], records, end)
+        points = _ratio_steps(phase["id"], entries, end)
         if points:
             path = " ".join(f"{x(t):.1f},{y + LANE - 6 - (LANE - 12) * share:.1f}" for t, share in points)
             out.append(
@@ -167,20 +170,21 @@ def _timeline(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
                 f'stroke="{color}" stroke-width="2"/>'
             )
     bottom = TOP + LANE * len(phases)
-    for record in records:
-        if record["kind"] == "trigger.fired":
-            at = x(record["t"])
+    for entry in entries:
+        record, at = entry.record, x(entry.t)
+        if isinstance(record, TriggerFired):
+            trigger = _e(record.trigger)
             out.append(
-                f'<g class="trigger" data-trigger="{_e(record["trigger"])}"><line x1="{at:.1f}" y1="{TOP - 8}" '
+                f'<g class="trigger" data-trigger="{trigger}"><line x1="{at:.1f}" y1="{TOP - 8}" '
                 f'x2="{at:.1f}" y2="{bottom}" stroke="#d62728" stroke-dasharray="4 3" opacity="0.8"/>'
-                f'<text x="{at + 3:.1f}" y="{TOP - 12}" fill="#d62728">⚡ {_e(record["trigger"])}</text>'
-                f"<title>{_e(record['trigger'])} fired at {clock(record['t'])}: {_e(cause(record['cause']))}</title></g>"
+                f'<text x="{at + 3:.1f}" y="{TOP - 12}" fill="#d62728">⚡ {trigger}</text>'
+                f"<title>{trigger} fired at {clock(entry.t)}: {_e(cause(record.cause))}</title></g>"
             )
-        elif record["kind"] == "message.delivered":
-            at = x(record["t"])
+        elif isinstance(record, MessageDelivered):
+            trigger = _e(record.trigger)
             out.append(
-                f'<circle class="message" data-message="{_e(record["trigger"])}" cx="{at:.1f}" cy="{bottom + 10}" '
-                f'r="4" fill="#9467bd"><title>{_e(record["trigger"])} delivered at {clock(record["t"])}</title>'
+                f'<circle class="message" data-message="{trigger}" cx="{at:.1f}" cy="{bottom + 10}" '
+                f'r="4" fill="#9467bd"><title>{trigger} delivered at {clock(entry.t)}</title>'
                 "</circle>"
             )
     out.append(f'<text x="{LEFT}" y="{height - 4}" class="meta">{clock(0.0)}</text>')
@@ -193,19 +197,19 @@ def _timeline(report: dict[str, Any], records: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def _ratio_steps(phase: str, records: list[dict[str, Any]], end: float) -> list[tuple[float, float]]:
+def _ratio_steps(phase: str, entries: Sequence[Entry], end: float) -> list[tuple[float, float]]:
     points: list[tuple[float, float]] = []
-    for record in records:
-        if record["kind"] not in ("tests.result", "session.graded"):
+    for entry in entries:
+        record = graded_like(entry.record)
+        if record is None:
             continue
-        for result in record.get("phases", []):
-            if result["phase"] != phase:
+        for result in record.phases:
+            if result.phase != phase:
                 continue
-            total = result["passed"] + result["failed"]
-            share = result["passed"] / total if total else 0.0
+            share = result.passed / result.total if result.total else 0.0
             if points:
-                points.append((record["t"], points[-1][1]))  # a step, not a slope
-            points.append((record["t"], share))
+                points.append((entry.t, points[-1][1]))  # a step, not a slope
+            points.append((entry.t, share))
     if points:
         points.append((end, points[-1][1]))
     return points

@@ -8,12 +8,34 @@ versioned and documented in docs/report.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading import counts
 from orchestrator.present.phrases import clock
 from orchestrator.session.eventlog import LogContents
+from orchestrator.session.records import (
+    Entry,
+    SessionAborted,
+    SessionGraded,
+    SessionScope,
+    SessionScored,
+)
+from triggers import (
+    AgentExited,
+    AgentTurnEnded,
+    CommitMade,
+    EndSession,
+    MessageDelivered,
+    MessageQueued,
+    PhaseResult,
+    PhaseUnlocked,
+    TestsResult,
+    TriggerFired,
+    TriggerPending,
+)
+from triggers.records import TurnSummary
 
 __all__ = [
     "REPORT_VERSION",
@@ -47,86 +69,88 @@ def abort_detail(status: str, detail: str) -> str:
     return detail
 
 
-def finished(records: list[dict[str, Any]]) -> bool:
+def finished(entries: Sequence[Entry]) -> bool:
     """Whether the log holds its run's last record: the rubric's scores, an abort, or a final
     grading that nothing is scored after (invalid, or a refused workspace)."""
-    for record in records:
-        kind = record["kind"]
-        if kind in ("session.scored", "session.aborted"):
+    for entry in entries:
+        record = entry.record
+        if isinstance(record, SessionScored | SessionAborted):
             return True
-        if kind == "session.graded" and record.get("status") in ("invalid", "refused"):
+        if isinstance(record, SessionGraded) and record.status in ("invalid", "refused"):
             return True
     return False
 
 
 def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     """The report of a run, from its log."""
-    records = contents.records
+    entries = contents.entries
     header = contents.header
     unlocked: dict[str, tuple[float, str]] = {}
     first_pass: dict[str, float] = {}
     fired: dict[str, dict[str, Any]] = {}
     pending: dict[str, float] = {}
     delivered: dict[str, float] = {}
-    ended: dict[str, Any] | None = None
-    graded: dict[str, Any] | None = None
-    aborted: dict[str, Any] | None = None
+    ended: EndSession | None = None
+    graded: SessionGraded | None = None
+    aborted: SessionAborted | None = None
     rubric: list[dict[str, Any]] | None = None
     scope: dict[str, Any] | None = None
-    last_result: dict[str, Any] | None = None
+    last_result: TestsResult | None = None
     runs = turns = commits = 0
     exit_codes: list[int | None] = []
-    for record in records:
-        kind = record["kind"]
-        if kind == "phase.unlocked":
-            unlocked.setdefault(record["phase"], (record["t"], record["trigger"] or "start"))
-        elif kind == "tests.result":
-            last_result = record
-            runs += 0 if record.get("cached") else 1
-            for phase in record["phases"]:
-                if phase["failed"] == 0 and phase["passed"] > 0:
-                    first_pass.setdefault(phase["phase"], record["t"])
-        elif kind == "trigger.pending":
-            pending.setdefault(record["trigger"], record["since"])
-        elif kind == "trigger.fired":
-            fired.setdefault(record["trigger"], {"t": record["t"], "cause": record["cause"], "count": 0})
-            fired[record["trigger"]]["count"] = record["count"]
-        elif kind == "message.delivered":
-            delivered.setdefault(record["trigger"], record["t"])
-        elif kind == "session.ended":
+    for entry in entries:
+        t, record = entry.t, entry.record
+        if isinstance(record, PhaseUnlocked):
+            unlocked.setdefault(record.phase, (t, record.trigger or "start"))
+        elif isinstance(record, TestsResult | SessionGraded):
+            if isinstance(record, TestsResult):
+                last_result = record
+                runs += 0 if record.cached else 1
+            else:
+                graded = record
+            for phase in record.phases:
+                if phase.all_pass:
+                    first_pass.setdefault(phase.phase, t)
+        elif isinstance(record, TriggerPending):
+            pending.setdefault(record.trigger, record.since)
+        elif isinstance(record, TriggerFired):
+            fired.setdefault(record.trigger, {"t": t, "cause": record.cause, "count": 0})
+            fired[record.trigger]["count"] = record.count
+        elif isinstance(record, MessageDelivered):
+            delivered.setdefault(record.trigger, t)
+        elif isinstance(record, EndSession):
             ended = record
-        elif kind == "session.graded":
-            graded = record
-            for phase in record.get("phases", []):
-                if phase["failed"] == 0 and phase["passed"] > 0:
-                    first_pass.setdefault(phase["phase"], record["t"])
-        elif kind == "session.aborted":
+        elif isinstance(record, SessionAborted):
             aborted = record
-        elif kind == "session.scored":
-            rubric = record["criteria"]
-        elif kind == "session.scope":
-            scope = {key: record[key] for key in ("allowed_paths", "changed", "findings")}
-        elif kind == "agent.turn_ended":
+        elif isinstance(record, SessionScored):
+            rubric = [dict(criterion) for criterion in record.criteria]
+        elif isinstance(record, SessionScope):
+            scope = {
+                "allowed_paths": list(record.allowed_paths),
+                "changed": record.changed,
+                "findings": [dict(finding) for finding in record.findings],
+            }
+        elif isinstance(record, AgentTurnEnded):
             turns += 1
-            exit_codes.append(record.get("exit_code"))
-        elif kind == "git.commit":
+            exit_codes.append(record.exit_code)
+        elif isinstance(record, CommitMade):
             commits += 1
-    turn_rows = _agent_turns(records)
-    final = graded if graded is not None else last_result
-    verdicts = {p["phase"]: p for p in (final or {}).get("phases", [])}
+    turn_rows = _agent_turns(entries)
+    final: TestsResult | SessionGraded | None = graded if graded is not None else last_result
+    verdicts = {p.phase: p for p in (final.phases if final is not None else ())}
     phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts) for p in challenge.phases]
     reached = [row for row in phases if row["unlocked"]]
     changed, preserved = _changed_and_preserved(challenge, [r["id"] for r in reached], verdicts)
     status = "interrupted" if contents.torn else "completed"
     if aborted is not None:
-        status = aborted["status"]
+        status = aborted.status
     elif ended is None or graded is None:  # stopped before its end, or before its final grading
         status = "interrupted"
-    elif graded.get("status") == "invalid":  # the grader could not run: nothing is said of the agent
+    elif graded.status == "invalid":  # the grader could not run: nothing is said of the agent
         status = "invalid"
-    elif rubric is None and graded.get("status") != "refused":  # stopped while being scored
+    elif rubric is None and graded.status != "refused":  # stopped while being scored
         status = "interrupted"
-    grading_status = (final or {}).get("status", "missing")
+    grading_status = final.status if final is not None else "missing"
     all_reached = len(reached) == len(phases)
     critical = [c["id"] for c in rubric or [] if c["critical_failure"]]
     full = (
@@ -141,7 +165,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     total = round(sum(contributions), 4) if contributions else None
     for part in parts:  # rounded once the total is summed, so the total is exact
         part["contribution"] = None if part["contribution"] is None else round(part["contribution"], 4)
-    why = aborted or (graded if status == "invalid" else None) or {}
+    why = aborted or (graded if status == "invalid" else None)
     return {
         "report_version": REPORT_VERSION,
         "run": {
@@ -154,10 +178,10 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "agent": header.get("agent"),
             "started_at": header.get("started_at"),
             "status": status,
-            "detail": abort_detail(status, why.get("detail", "")),
-            "end_reason": (ended or {}).get("reason"),
-            "end_detail": (ended or {}).get("detail", ""),
-            "elapsed": records[-1]["t"] if records else 0.0,
+            "detail": abort_detail(status, why.detail if why is not None else ""),
+            "end_reason": ended.reason if ended is not None else None,
+            "end_detail": ended.detail if ended is not None else "",
+            "elapsed": contents.elapsed,
         },
         "score": {
             # An invalid run is an environment failure: it has no score, never a zero.
@@ -171,7 +195,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             if final is graded and graded
             else ("last test run" if final is not None else "nothing"),
             "grading_status": grading_status,
-            "grading_detail": (final or {}).get("detail", ""),
+            "grading_detail": final.detail if final is not None else "",
         },
         # How score.total is made, term by term (kept apart from score, whose keys are fixed).
         "scoring": {"method": method, "parts": parts},
@@ -186,7 +210,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             "commits": commits,
             "exit_codes": exit_codes,
         },
-        "messages": messages(records),
+        "messages": messages(entries),
         "turns": turn_rows,
         "usage": _usage(turn_rows),
         **({"scope": scope} if scope is not None else {}),
@@ -227,47 +251,50 @@ def _score_parts(
     ]
 
 
-def messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def messages(entries: Sequence[Entry]) -> list[dict[str, Any]]:
     """Every message queued for the agent, in order, with its full text and when it was delivered."""
     rows: list[dict[str, Any]] = []
-    for record in records:
-        if record["kind"] == "message.queued":
+    for entry in entries:
+        record = entry.record
+        if isinstance(record, MessageQueued):
             rows.append(
                 {
                     "number": len(rows) + 1,
-                    "trigger": record["trigger"],
-                    "kind": record["message_kind"],
-                    "text": record["text"],
-                    "queued_at": record["t"],
+                    "trigger": record.trigger,
+                    "kind": record.message_kind,
+                    "text": record.text,
+                    "queued_at": entry.t,
                     "delivered_at": None,
                 }
             )
-        elif record["kind"] == "message.delivered":
-            waiting = (r for r in rows if r["trigger"] == record["trigger"] and r["delivered_at"] is None)
+        elif isinstance(record, MessageDelivered):
+            waiting = (r for r in rows if r["trigger"] == record.trigger and r["delivered_at"] is None)
             row = next(waiting, None)
             if row is not None:
-                row["delivered_at"] = record["t"]
+                row["delivered_at"] = entry.t
     return rows
 
 
 def _changed_and_preserved(
-    challenge: Challenge, reached: list[str], verdicts: dict[str, dict[str, Any]]
+    challenge: Challenge, reached: list[str], verdicts: dict[str, PhaseResult]
 ) -> tuple[dict[str, int], dict[str, int]]:
     """The latest phase's own new tests vs everything that had to keep working."""
     changed = [0, 0]
     preserved = [0, 0]
     for phase_id in reached:
         kept = challenge.phase(phase_id).preserved
-        verdict = verdicts.get(phase_id, {})
-        if not verdict.get("tests"):  # counts without per-test verdicts
+        verdict = verdicts.get(phase_id)
+        if verdict is None:
+            continue
+        if not verdict.tests:  # counts without per-test verdicts
             tally = changed if phase_id == reached[-1] else preserved
-            tally[0] += verdict.get("passed", 0)
-            tally[1] += verdict.get("passed", 0) + verdict.get("failed", 0)
-        for test in verdict.get("tests", []):
-            base = test["id"].split("[", 1)[0]
+            tally[0] += verdict.passed
+            tally[1] += verdict.total
+        for test in verdict.tests:
+            base = test.id.split("[", 1)[0]
             is_new = phase_id == reached[-1] and not any(base == k or base.startswith(k + "::") for k in kept)
             tally = changed if is_new else preserved
-            tally[0] += test["outcome"] == "passed"
+            tally[0] += test.outcome == "passed"
             tally[1] += 1
     return _fraction(*changed), _fraction(*preserved)
 
@@ -277,17 +304,17 @@ def _phase(
     phase_id: str,
     unlocked: dict[str, tuple[float, str]],
     first_pass: dict[str, float],
-    verdicts: dict[str, dict[str, Any]],
+    verdicts: dict[str, PhaseResult],
 ) -> dict[str, Any]:
     phase = challenge.phase(phase_id)
     verdict = verdicts.get(phase_id)
-    passed = verdict["passed"] if verdict else 0
-    total = verdict["passed"] + verdict["failed"] if verdict else 0
+    passed = verdict.passed if verdict else 0
+    total = verdict.total if verdict else 0
     when = unlocked.get(phase_id)
     failing = [
-        {"id": t["id"], "outcome": t["outcome"], "detail": t.get("detail", "")}
-        for t in (verdict or {}).get("tests", [])
-        if t["outcome"] != "passed"
+        {"id": t.id, "outcome": t.outcome, "detail": t.detail}
+        for t in (verdict.tests if verdict else ())
+        if t.outcome != "passed"
     ]
     return {
         "id": phase_id,
@@ -345,25 +372,25 @@ def _trigger(
     }
 
 
-def _agent_turns(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _agent_turns(entries: Sequence[Entry]) -> list[dict[str, Any]]:
     """One row per agent turn: when, which messages, how it ended, and its ``turn.summary``."""
     rows: list[dict[str, Any]] = []
-    summaries: dict[int, dict[str, Any]] = {}
+    summaries: dict[int, TurnSummary] = {}
     current: dict[str, Any] | None = None
-    for record in records:
-        kind = record["kind"]
-        if kind == "message.delivered":
+    for entry in entries:
+        record = entry.record
+        if isinstance(record, MessageDelivered):
             if current is None:
-                current = {"started_at": record["t"], "messages": []}
-            current["messages"].append(record["trigger"])
-        elif kind == "turn.summary":
-            summaries[record["turn"]] = record
-        elif kind in ("agent.turn_ended", "agent.exited") and (
+                current = {"started_at": entry.t, "messages": []}
+            current["messages"].append(record.trigger)
+        elif isinstance(record, TurnSummary):
+            summaries[record.turn] = record
+        elif isinstance(record, AgentTurnEnded | AgentExited) and (
             # a process that dies between turns is a row of its own: how else would it be seen
-            current is not None or kind == "agent.turn_ended" or record.get("exit_code") not in (0, None)
+            current is not None or isinstance(record, AgentTurnEnded) or record.exit_code not in (0, None)
         ):
-            reason = record.get("reason", "") if kind == "agent.turn_ended" else "exited"
-            rows.append(_turn_row(len(rows) + 1, current, record["t"], record.get("exit_code"), reason))
+            reason = record.reason if isinstance(record, AgentTurnEnded) else "exited"
+            rows.append(_turn_row(len(rows) + 1, current, entry.t, record.exit_code, reason))
             current = None
     if current is not None:  # the session ended during this turn
         rows.append(_turn_row(len(rows) + 1, current, None, None, "unfinished"))
@@ -372,12 +399,12 @@ def _agent_turns(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row["reported"] = summary is not None
         if summary is None:
             continue
-        if summary.get("seconds") is not None:
-            row["seconds"] = summary["seconds"]
+        if summary.seconds is not None:
+            row["seconds"] = summary.seconds
         for figure in USAGE_FIGURES:
-            row[figure] = summary.get(figure)
+            row[figure] = getattr(summary, figure)
         for key in ("final_message", "model", "session", "transcript"):
-            row[key] = summary.get(key) or row[key]
+            row[key] = getattr(summary, key) or row[key]
     return rows
 
 

@@ -9,12 +9,11 @@ The recorded trigger decisions are kept: they were made on the verdicts of the t
 
 from __future__ import annotations
 
-import copy
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -31,6 +30,7 @@ from orchestrator.scoring.judge import Judge, RuleJudge
 from orchestrator.scoring.report import build_report
 from orchestrator.scoring.rubric import score_rubric
 from orchestrator.session.eventlog import LogContents
+from orchestrator.session.records import Entry, SessionScored, graded_like
 from orchestrator.session.runs import RunFolder
 from orchestrator.session.workspace import GitError, Workspace
 
@@ -54,32 +54,33 @@ class Retest:
 
 @dataclass(frozen=True, slots=True)
 class Rescore:
-    """The new report, the records it was built from, and what changed."""
+    """The new report, the entries it was built from, and what changed."""
 
     report: dict[str, Any]
-    records: list[dict[str, Any]]
+    entries: list[Entry]
     changes: list[str]
     runs: int
 
 
-def _tested(challenge: Challenge, record: dict[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+def _tested(challenge: Challenge, entry: Entry) -> tuple[str, tuple[str, ...]] | None:
     """The (snapshot, phases) a test result tested, None for any other record.
 
     Phases the challenge no longer has are left out.
     """
-    if record["kind"] not in ("tests.result", "session.graded") or not record.get("phases"):
+    record = graded_like(entry.record)
+    if record is None or not record.phases:
         return None
     known = {phase.id for phase in challenge.phases}
-    return record["snapshot"], tuple(p["phase"] for p in record["phases"] if p["phase"] in known)
+    return record.snapshot, tuple(p.phase for p in record.phases if p.phase in known)
 
 
-def retests(challenge: Challenge, records: list[dict[str, Any]]) -> list[Retest]:
+def retests(challenge: Challenge, entries: Sequence[Entry]) -> list[Retest]:
     """Every distinct (snapshot, phases) the run tested, in the order it first tested them."""
     out: dict[tuple[str, tuple[str, ...]], Retest] = {}
-    for record in records:
-        key = _tested(challenge, record)
+    for entry in entries:
+        key = _tested(challenge, entry)
         if key is not None:
-            out.setdefault(key, Retest(*key, record["seq"]))
+            out.setdefault(key, Retest(*key, entry.seq))
     return list(out.values())
 
 
@@ -130,8 +131,8 @@ async def rescore(
     workspace = _attach(folder)
     environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
     runner = PytestRunner(challenge, workspace, folder.path / "rescore-scratch", environment=environment)
-    records = copy.deepcopy(contents.records)
-    todo = retests(challenge, records)
+    entries = contents.entries
+    todo = retests(challenge, entries)
     verdicts: dict[tuple[str, tuple[str, ...]], TestRun] = {}
     try:
         for done, retest in enumerate(todo):
@@ -144,16 +145,11 @@ async def rescore(
                     f"{folder.path}: cannot re-score: the snapshot {retest.snapshot} (tested at seq "
                     f"{retest.seq}) cannot be read from shadow.git/: {error}"
                 ) from None
-        for record in records:
-            key = _tested(challenge, record)
-            if key is not None:
-                run = verdicts[key]
-                record["phases"] = [phase.to_record() for phase in run.phases]
-                record["status"], record["detail"] = run.status, run.detail
-        records = await _rescored_rubric(challenge, workspace, records, judge or RuleJudge())
+        entries = [_retested(challenge, entry, verdicts) for entry in entries]
+        entries = await _rescored_rubric(challenge, workspace, entries, judge or RuleJudge())
     finally:
         shutil.rmtree(folder.path / "rescore-scratch", ignore_errors=True)
-    new = build_report(challenge, LogContents(contents.header, records, contents.torn))
+    new = build_report(challenge, LogContents(contents.header, entries, contents.torn))
     old_path = folder.path / "report.json"
     old = json.loads(old_path.read_text()) if old_path.is_file() else build_report(challenge, contents)
     changes = differences(old, new)
@@ -173,24 +169,40 @@ async def rescore(
         + "\n"
     )
     (folder.path / f"{NAME}.md").write_text(markdown)
-    (folder.path / f"{NAME}.html").write_text(report_html(new, records))
-    return Rescore(new, records, changes, len(verdicts))
+    (folder.path / f"{NAME}.html").write_text(report_html(new, entries))
+    return Rescore(new, entries, changes, len(verdicts))
+
+
+def _retested(
+    challenge: Challenge, entry: Entry, verdicts: dict[tuple[str, tuple[str, ...]], TestRun]
+) -> Entry:
+    """``entry`` with the verdicts of its re-test, if it is a test result."""
+    key = _tested(challenge, entry)
+    if key is None:
+        return entry
+    run = verdicts[key]
+    record = graded_like(entry.record)
+    assert record is not None  # _tested found verdicts in it
+    return replace(entry, record=replace(record, phases=run.phases, status=run.status, detail=run.detail))
 
 
 async def _rescored_rubric(
-    challenge: Challenge, workspace: Workspace, records: list[dict[str, Any]], judge: Judge
-) -> list[dict[str, Any]]:
-    """``records`` with the rubric scored again on the new verdicts, where the run scored one.
+    challenge: Challenge, workspace: Workspace, entries: list[Entry], judge: Judge
+) -> list[Entry]:
+    """``entries`` with the rubric scored again on the new verdicts, where the run scored one.
 
     A run gets a rubric whether or not its challenge declares ``scoring:`` (the protection
     review is every run's), and none when it was invalid or refused: so the re-score keeps
     what the original had, no more.
     """
-    if not any(r["kind"] == "session.scored" for r in records):
-        return records
-    kept = [r for r in records if r["kind"] != "session.scored"]
-    criteria = await score_rubric(challenge, workspace, kept, judge)
-    return [r if r["kind"] != "session.scored" else {**r, "criteria": criteria} for r in records]
+    if not any(isinstance(e.record, SessionScored) for e in entries):
+        return entries
+    kept = [e for e in entries if not isinstance(e.record, SessionScored)]
+    criteria = tuple(await score_rubric(challenge, workspace, kept, judge))
+    return [
+        replace(e, record=SessionScored(criteria)) if isinstance(e.record, SessionScored) else e
+        for e in entries
+    ]
 
 
 def _outcomes(report: dict[str, Any]) -> dict[str, str]:

@@ -8,36 +8,40 @@ written to the log (``session.scored``) so reports are built from the log alone.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from orchestrator.challenge.model import Challenge, Criterion
 from orchestrator.scoring.checks import CHECKS, Evidence
 from orchestrator.scoring.judge import Judge
+from orchestrator.session.records import Criterion as Scored
+from orchestrator.session.records import Entry, SessionGraded, WorkspaceCreated, graded_like
 from orchestrator.session.workspace import OverLimits, Workspace
+from triggers import AgentOutput, PhaseResult, TestsResult
 
 __all__ = ["PROTECTION", "collect_evidence_text", "criteria_for", "passing_share", "score_rubric"]
 
 _NOTES = (".md", ".rst")  # not .txt: requirements.txt is no note
 
 
-def passing_share(items: list[str], phases: list[dict[str, Any]]) -> tuple[float, list[str]]:
+def passing_share(items: list[str], phases: Sequence[PhaseResult]) -> tuple[float, list[str]]:
     """Share of the named tests (phase ids, or test/file/class ids) passing in ``phases``' verdicts."""
     chosen = []
     for phase in phases:
-        for test in phase.get("tests", []):
-            base = test["id"].split("[", 1)[0]
-            if any(item in (phase["phase"], base) or base.startswith(item + "::") for item in items):
+        for test in phase.tests:
+            base = test.id.split("[", 1)[0]
+            if any(item in (phase.phase, base) or base.startswith(item + "::") for item in items):
                 chosen.append(test)
     if not chosen:
         return 0.0, ["none of these tests ran (their phase never unlocked)"]
-    failing = [f"{t['id']} {t['outcome']}" for t in chosen if t["outcome"] != "passed"]
+    failing = [f"{t.id} {t.outcome}" for t in chosen if t.outcome != "passed"]
     return (len(chosen) - len(failing)) / len(chosen), failing
 
 
-def collect_evidence_text(records: list[dict[str, Any]], final: Path, baseline: Path) -> str:
+def collect_evidence_text(entries: Sequence[Entry], final: Path, baseline: Path) -> str:
     """What the agent said (its output) and the notes it wrote or changed, for judges."""
-    said = "".join(r.get("text", "") for r in records if r["kind"] == "agent.output")
+    said = "".join(e.record.text for e in entries if isinstance(e.record, AgentOutput))
     notes = []
     for path in sorted(p for p in final.rglob("*") if p.is_file() and p.suffix.lower() in _NOTES):
         relative = path.relative_to(final)
@@ -48,36 +52,39 @@ def collect_evidence_text(records: list[dict[str, Any]], final: Path, baseline: 
     return "# What the agent said\n" + said + "\n\n# Notes the agent wrote\n" + "\n\n".join(notes)
 
 
-def _snapshots(records: list[dict[str, Any]]) -> dict[str, str]:
+def _snapshots(entries: Sequence[Entry]) -> dict[str, str]:
     """Phase → the snapshot tree on which it first passed."""
     first: dict[str, str] = {}
-    for record in records:
-        if record["kind"] in ("tests.result", "session.graded"):
-            for phase in record.get("phases", []):
-                if phase["failed"] == 0 and phase["passed"] > 0:
-                    first.setdefault(phase["phase"], record["snapshot"])
+    for entry in entries:
+        result = graded_like(entry.record)
+        if result is not None:
+            for phase in result.phases:
+                if phase.all_pass:
+                    first.setdefault(phase.phase, result.snapshot)
     return first
 
 
 async def score_rubric(
-    challenge: Challenge, workspace: Workspace, records: list[dict[str, Any]], judge: Judge
-) -> list[dict[str, Any]]:
-    """Score every criterion of ``challenge``'s rubric on the run that ``records`` describe."""
-    graded = next((r for r in reversed(records) if r["kind"] == "session.graded" and r.get("phases")), None)
-    results = next((r for r in reversed(records) if r["kind"] == "tests.result"), None)
-    verdicts = (graded or results or {}).get("phases", [])
-    created = next((r for r in records if r["kind"] == "workspace.created"), None)
+    challenge: Challenge, workspace: Workspace, entries: Sequence[Entry], judge: Judge
+) -> list[Scored]:
+    """Score every criterion of ``challenge``'s rubric on the run that ``entries`` describe."""
+    records = [entry.record for entry in entries]
+    graded = next((r for r in reversed(records) if isinstance(r, SessionGraded) and r.phases), None)
+    results = next((r for r in reversed(records) if isinstance(r, TestsResult)), None)
+    last = graded or results
+    verdicts = last.phases if last is not None else ()
+    created = next((r for r in records if isinstance(r, WorkspaceCreated)), None)
     with tempfile.TemporaryDirectory(prefix="changeup-rubric-") as scratch:
         root = Path(scratch)
-        final = (graded or results or {}).get("snapshot")
+        final = last.snapshot if last is not None else ""
         if not final:
             try:
                 final = await workspace.snapshot()
             except OverLimits:
                 return []  # nothing within the limits to examine
         trees = {"final": final}
-        trees["baseline"] = created["baseline"] if created else trees["final"]
-        for phase, tree in _snapshots(records).items():
+        trees["baseline"] = created.baseline if created else trees["final"]
+        for phase, tree in _snapshots(entries).items():
             trees[f"phase-{phase}"] = tree
         for name, tree in trees.items():
             await workspace.export(tree, root / name)
@@ -90,7 +97,7 @@ async def score_rubric(
             },
             commits=await workspace.commits(),
         )
-        text = collect_evidence_text(records, evidence.final, evidence.baseline)
+        text = collect_evidence_text(entries, evidence.final, evidence.baseline)
         return [await _criterion(c, evidence, verdicts, text, judge) for c in criteria_for(challenge)]
 
 
@@ -113,8 +120,8 @@ def criteria_for(challenge: Challenge) -> list[Criterion]:
 
 
 async def _criterion(
-    criterion: Criterion, evidence: Evidence, verdicts: list[dict[str, Any]], text: str, judge: Judge
-) -> dict[str, Any]:
+    criterion: Criterion, evidence: Evidence, verdicts: Sequence[PhaseResult], text: str, judge: Judge
+) -> Scored:
     scores: list[float] = []
     findings: list[str] = []
     data: dict[str, Any] = {}
@@ -139,13 +146,13 @@ async def _criterion(
             if verdict.score < 1:
                 findings.append(verdict.reason)
     score = None if unjudged else round(min(scores), 4)
-    return {
-        "id": criterion.id,
-        "title": criterion.title,
-        "weight": criterion.weight,
-        "score": score,
-        "critical": criterion.critical,
-        "critical_failure": criterion.critical and (score is None or score < 1),
-        "findings": findings,
-        "data": data,
-    }
+    return Scored(
+        id=criterion.id,
+        title=criterion.title,
+        weight=criterion.weight,
+        score=score,
+        critical=criterion.critical,
+        critical_failure=criterion.critical and (score is None or score < 1),
+        findings=findings,
+        data=data,
+    )

@@ -9,28 +9,29 @@ from the log alone.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from orchestrator.challenge.model import Challenge
 from orchestrator.seams import Repository
+from orchestrator.session.records import Entry, ScopeFinding, SessionScope, WorkspaceCreated, graded_like
 from triggers.globs import compile_glob
 
 __all__ = ["outside", "scope_record"]
 
 
-def outside(allowed: list[str], changes: list[tuple[str, str]]) -> list[dict[str, str]]:
+def outside(allowed: Sequence[str], changes: list[tuple[str, str]]) -> list[ScopeFinding]:
     """The ``changes`` (path, change) whose path matches none of the ``allowed`` globs."""
     patterns = [compile_glob(glob) for glob in allowed]
     return [
-        {"path": path, "change": change}
+        ScopeFinding(path=path, change=change)  # type: ignore[typeddict-item]
         for path, change in changes
         if not any(pattern.match(path) for pattern in patterns)
     ]
 
 
 async def scope_record(
-    challenge: Challenge, repo: Repository, records: list[dict[str, Any]]
-) -> dict[str, Any] | None:
+    challenge: Challenge, repo: Repository, entries: Sequence[Entry]
+) -> SessionScope | None:
     """The ``session.scope`` record of a run, or None when the challenge declares no scope.
 
     The final tree is the one the final grading tested (else the last test run's); a run
@@ -39,15 +40,9 @@ async def scope_record(
     allowed = challenge.model.allowed_paths
     if not allowed:
         return None
-    created = next((r for r in records if r["kind"] == "workspace.created"), None)
-    tested = [r for r in records if r["kind"] in ("tests.result", "session.graded") and r.get("snapshot")]
+    created = next((e.record for e in entries if isinstance(e.record, WorkspaceCreated)), None)
+    tested = [r.snapshot for e in entries if (r := graded_like(e.record)) is not None and r.snapshot]
     if created is None or not tested:
         return None
-    final = tested[-1]["snapshot"]
-    changes = await repo.changes(created["baseline"], final)
-    return {
-        "kind": "session.scope",
-        "allowed_paths": list(allowed),
-        "changed": len(changes),
-        "findings": outside(allowed, changes),
-    }
+    changes = await repo.changes(created.baseline, tested[-1])
+    return SessionScope(tuple(allowed), len(changes), tuple(outside(allowed, changes)))

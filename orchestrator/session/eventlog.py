@@ -5,47 +5,35 @@ Each line goes to the file in a single ``write`` on an ``O_APPEND`` descriptor, 
 can tear at most the last line, and that torn tail is cut off when the log is opened again.
 Lines are pushed to the disk (``fsync``) at every engine decision.
 
-Reading checks every record of a known kind against its shape (:func:`check_record`): the
-typed records of ``triggers`` for engine inputs, decisions and agent observations, and the
-shapes below for the session's own observations. Whatever reads a log afterwards (replay,
-re-scoring, the reports, ``show``) may then index every field a record of its kind has; a
-record that does not fit is an error naming its line, its kind and the field.
+Records go in typed (``to_record()``) and come out typed: :func:`read_log` gives each line as
+an :class:`~orchestrator.session.records.Entry`. On the way, every record of a known kind is
+checked against its shape (:mod:`orchestrator.session.shapes`); a record that does not fit is
+an error naming its line, its kind and the field. :class:`LogReader` streams the checked JSON
+objects themselves, for replay (which decodes only what the engine reads) and for tools that
+check the format.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import collections
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from pathlib import Path
-from types import UnionType
-from typing import (
-    Any,
-    Literal,
-    NamedTuple,
-    TextIO,
-    TypedDict,
-    Union,
-    get_args,
-    get_origin,
-    get_type_hints,
-    is_typeddict,
-)
+from typing import Any, TextIO
 
-from triggers import Action, Event, Observation, TestsResult
+from orchestrator.session.records import Entry, Record, decode_entry
+from orchestrator.session.shapes import CHECKS, checker, explain
+from triggers import RecordError
 
 __all__ = [
     "FORMAT",
-    "KNOWN_KINDS",
     "VERSION",
     "EventLog",
     "EventLogError",
     "LogContents",
     "LogReader",
-    "check_record",
     "read_log",
     "repair",
 ]
@@ -60,11 +48,16 @@ class EventLogError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LogContents:
-    """A log read back: its header, its records, and whether a torn last line was dropped."""
+    """A log read back: its header, its entries, and whether a torn last line was dropped."""
 
     header: dict[str, Any]
-    records: list[dict[str, Any]]
+    entries: list[Entry]
     torn: bool = False
+
+    @property
+    def elapsed(self) -> float:
+        """The time of the last entry (0 for none)."""
+        return self.entries[-1].t if self.entries else 0.0
 
 
 class EventLog:
@@ -89,20 +82,20 @@ class EventLog:
     def reopen(cls, path: Path) -> EventLog:
         """Open an existing log for appending, after cutting off a torn last line."""
         repair(path)
-        contents = read_log(path)
-        last: dict[str, Any] = contents.records[-1] if contents.records else {"seq": 0, "t": 0.0}
-        return cls(path, os.open(path, os.O_WRONLY | os.O_APPEND), int(last["seq"]), float(last["t"]))
+        last = collections.deque(LogReader(path), maxlen=1)
+        seq, t = (last[0]["seq"], last[0]["t"]) if last else (0, 0.0)
+        return cls(path, os.open(path, os.O_WRONLY | os.O_APPEND), int(seq), float(t))
 
     @property
     def seq(self) -> int:
         """The sequence number of the last record appended."""
         return self._seq
 
-    def append(self, record: dict[str, Any], t: float, *, sync: bool = False) -> int:
-        """Append ``record`` (which has ``kind``) at time ``t``; returns its ``seq``."""
+    def append(self, record: Record, t: float, *, sync: bool = False) -> int:
+        """Append ``record`` at time ``t``; returns its ``seq``."""
         return self.append_all([record], t, sync=sync)
 
-    def append_all(self, records: list[dict[str, Any]], t: float, *, sync: bool = False) -> int:
+    def append_all(self, records: Sequence[Record], t: float, *, sync: bool = False) -> int:
         """Append ``records`` at time ``t`` in one write (all or none survive a kill); returns
         the ``seq`` of the first."""
         first = self._seq + 1
@@ -111,7 +104,7 @@ class EventLog:
         for record in records:
             self._seq += 1
             line = {"seq": self._seq, "t": t}
-            line.update(record)
+            line.update(record.to_record())
             line["t"] = t
             lines.append(line)
         self.last_t = t
@@ -190,7 +183,7 @@ class LogReader:
         # that it fits. Any other line (torn, padded, not JSON, of an unknown kind, misfit)
         # goes to _record_at, which reads it as json.loads would, or says what is wrong.
         scan = json.JSONDecoder().raw_decode
-        checks, path = _CHECKS, self.path
+        checks, path = CHECKS, self.path
         number = 1
         with _open(path) as handle:
             try:
@@ -225,9 +218,9 @@ def _record_at(path: Path, number: int, raw: str) -> dict[str, Any] | None:
     kind = obj.get("kind")
     if type(kind) is not str or type(obj.get("seq")) is not int:
         raise EventLogError(f"{path}:{number}: a record needs 'seq' and 'kind'")
-    problem = _CHECKS.get(kind, _ANY_KIND)(obj)
+    problem = checker(kind)(obj)
     if problem is not None:
-        raise EventLogError(f"{path}:{number}: {_explain(kind, problem)}")
+        raise EventLogError(f"{path}:{number}: {explain(kind, problem)}")
     return obj
 
 
@@ -248,10 +241,16 @@ def _parsed(path: Path, number: int, raw: str) -> dict[str, Any]:
 
 
 def read_log(path: Path) -> LogContents:
-    """Read a whole log; a torn last line is dropped (``torn``), any other fault is an error."""
+    """Read a whole log as typed entries; a torn last line is dropped (``torn``), any other
+    fault is an error naming its line."""
     reader = LogReader(path)
-    records = list(reader)
-    return LogContents(reader.header, records, reader.torn)
+    entries = []
+    for raw in reader:
+        try:
+            entries.append(decode_entry(raw))
+        except RecordError as error:  # fits its shape, yet does not decode: say where
+            raise EventLogError(f"{path}: seq {raw['seq']}: {error}") from None
+    return LogContents(reader.header, entries, reader.torn)
 
 
 def _check_header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
@@ -265,330 +264,3 @@ def _check_header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
             f"{path}:1: event log version {version!r}; this changeup reads version {VERSION} ({hint})"
         )
     return obj
-
-
-# --- record shapes -----------------------------------------------------------------------------
-#
-# Every known kind has a shape: its fields, each required or not, with the JSON type its value
-# must have. The shapes of engine inputs, decisions and agent observations are read off their
-# typed records in ``triggers`` (a field with a default is optional, and filled in when it is
-# missing, as ``triggers.decode`` would); the session's own observations are TypedDicts here.
-# Unknown kinds pass: a reader skips what it does not know (docs/event-log.md, Compatibility).
-
-#: Where a problem is (``("phases", 0, "passed")``) and what it is.
-Problem = tuple[tuple[str | int, ...], str]
-_Check = Callable[[Any], Problem | None]
-_MISSING: Any = object()
-
-
-class _Share(TypedDict):
-    path: str
-    writable: bool
-
-
-class _Criterion(TypedDict):
-    id: str
-    title: str
-    weight: float
-    score: float | None
-    critical: bool
-    critical_failure: bool
-    findings: list[str]
-    data: dict[str, Any]
-
-
-class _WorkspaceCreated(TypedDict):
-    baseline: str
-    python: str
-    sandbox: dict[str, Any]
-
-
-class _PhaseSealed(TypedDict):
-    phase: str
-    files: dict[str, str]
-    environment: str
-
-
-class _AgentSandboxed(TypedDict):
-    confined: bool
-    user: str | None
-    network: bool
-    shares: list[_Share]
-    home_seeded: list[str]
-
-
-class _OverLimits(TypedDict):
-    files: int
-    bytes: int
-    detail: str
-
-
-class _TestsStarted(TypedDict):
-    request: int
-    snapshot: str
-    phases: list[str]
-
-
-class _GradingFailed(TypedDict):
-    """``session.graded`` when the final grading itself raised: only why."""
-
-    status: Literal["invalid"]
-    detail: str
-
-
-class _SessionScored(TypedDict):
-    criteria: list[_Criterion]
-
-
-class _ScopeFinding(TypedDict):
-    path: str
-    change: Literal["added", "modified", "deleted"]
-
-
-class _SessionScope(TypedDict):
-    allowed_paths: list[str]
-    changed: int
-    findings: list[_ScopeFinding]
-
-
-class _ClockSkipped(TypedDict):
-    until: float
-    skipped: float
-
-
-class _SessionAborted(TypedDict):
-    status: Literal["invalid", "crashed", "interrupted"]
-    detail: str
-
-
-_OBSERVATIONS: dict[str, type] = {
-    "workspace.created": _WorkspaceCreated,
-    "phase.sealed": _PhaseSealed,
-    "agent.sandboxed": _AgentSandboxed,
-    "workspace.over_limits": _OverLimits,
-    "tests.started": _TestsStarted,
-    "session.scored": _SessionScored,
-    "session.aborted": _SessionAborted,
-    "session.scope": _SessionScope,
-    "clock.skipped": _ClockSkipped,
-}
-
-_SCALARS: dict[Any, tuple[tuple[type, ...], str]] = {
-    float: ((float, int), "a number"),
-    int: ((int,), "an integer"),  # not a bool: type(True) is bool
-    bool: ((bool,), "true or false"),
-    str: ((str,), "a string"),
-}
-
-
-class _Field(NamedTuple):
-    """One field of a shape, compiled for the hot loop of :func:`_object`."""
-
-    name: str
-    types: tuple[type, ...] | None  # the exact JSON types its value may have; None: any
-    allowed: frozenset[Any] | None  # a Literal's values
-    inner: _Check | None  # the items of a list, the fields of an object
-    expected: str  # for messages: "an integer"
-    required: bool
-    default: Callable[[], Any] | None  # fills a missing optional field; None: left out
-
-
-def _value(hint: Any) -> tuple[tuple[type, ...] | None, frozenset[Any] | None, _Check | None, str]:
-    """(types, allowed, inner, expected) of a value typed ``hint``."""
-    if hint is Any:
-        return None, None, None, "anything"
-    if hint in _SCALARS:
-        scalar, name = _SCALARS[hint]
-        return scalar, None, None, name
-    origin, args = get_origin(hint), get_args(hint)
-    if origin is Literal:
-        return (str,), frozenset(args), None, "one of " + ", ".join(map(repr, args))
-    if origin in (Union, UnionType) and type(None) in args:
-        (some,) = (a for a in args if a is not type(None))
-        types, allowed, inner, expected = _value(some)
-        return (*(types or ()), type(None)), allowed, inner, f"{expected} or null"
-    if origin in (tuple, list):
-        return (list,), None, _items(args[0]), "a list"
-    if origin is dict:
-        return (dict,), None, None if args[1] is Any else _items(args[1]), "an object"
-    return (dict,), None, _object(_fields(hint)), "an object"
-
-
-def _fields(shape: type) -> tuple[_Field, ...]:
-    """The fields of a typed record (a dataclass) or a TypedDict."""
-    hints = get_type_hints(shape)
-    if is_typeddict(shape):
-        required = shape.__required_keys__  # type: ignore[attr-defined]
-        return tuple(_Field(name, *_value(hints[name]), name in required, None) for name in hints)
-    out = []
-    for field in dataclasses.fields(shape):
-        default = None if field.default is dataclasses.MISSING else _filler(field.default)
-        out.append(_Field(field.name, *_value(hints[field.name]), default is None, default))
-    return tuple(out)
-
-
-def _filler(default: Any) -> Callable[[], Any]:
-    """What fills a missing optional field: its default as JSON (a fresh list for ``()``)."""
-    return list if default == () else lambda: default
-
-
-def _problem(value: Any, types: Any, allowed: Any, inner: _Check | None, expected: str) -> Problem | None:
-    if (types is not None and type(value) not in types) or (allowed is not None and value not in allowed):
-        return (), f"is {_shown(value)}, expected {expected}"
-    return inner(value) if inner is not None and value is not None else None
-
-
-def _items(hint: Any) -> _Check:
-    """Checks every item of a list (or every value of an object) against ``hint``."""
-    value = types, allowed, inner, _ = _value(hint)
-    # Objects of strings only (a test's verdict, a changed file) recur run after run: those that
-    # fitted are remembered by their values (a string equals nothing but a string), and a list
-    # of remembered ones is passed at C speed. Bounded, like triggers' cache of outcomes.
-    strings = _strings(hint)
-    pick = itemgetter(*strings) if strings else None
-    fitted: set[Any] = set()
-    accepted = frozenset(types or ())
-
-    def check(items: Any) -> Problem | None:
-        values = items.values() if type(items) is dict else items
-        if pick is not None:
-            try:
-                if fitted.issuperset(map(pick, values)):
-                    return None
-            except (KeyError, TypeError):  # a field missing, or an item not an object of strings
-                pass
-        elif types is None or (
-            accepted.issuperset(map(type, values))
-            and (allowed is None or allowed.issuperset(values))
-            and (inner is None or not any(map(inner, values)))
-        ):
-            return None
-        pairs = items.items() if type(items) is dict else enumerate(items)
-        for key, item in pairs:
-            problem = _problem(item, *value)
-            if problem is not None:
-                return (key, *problem[0]), problem[1]
-            if pick is not None:
-                if len(fitted) >= _FITTED_HELD:
-                    fitted.clear()
-                fitted.add(pick(item))
-        return None
-
-    return check
-
-
-def _strings(hint: Any) -> tuple[str, ...]:
-    """The fields of ``hint`` if it is an object whose fields are all strings, else ()."""
-    if not (is_typeddict(hint) or dataclasses.is_dataclass(hint)):
-        return ()
-    fields = _fields(hint)
-    return tuple(f.name for f in fields) if all(f.types == (str,) for f in fields) else ()
-
-
-def _object(fields: tuple[_Field, ...]) -> _Check:
-    """Checks an object against ``fields``, filling in missing optional fields.
-
-    The fast path takes every field at once and tests each value inline; an object that
-    misses a field or does not fit takes the slow path, which fills in defaults and says
-    what is wrong. The fast path is compiled from source for each shape, as ``dataclasses``
-    builds ``__init__``: a log holds millions of records, and a loop over the fields per
-    record costs twice the tests themselves.
-    """
-    names = tuple(f.name for f in fields)
-    values = [f"v{i}" for i in range(len(fields))]
-    tests = [_type_test(f"v{i}", f.types) for i, f in enumerate(fields) if f.types is not None]
-    tests += [f"v{i} in allowed{i}" for i, f in enumerate(fields) if f.allowed is not None]
-    source = [
-        "def check(obj):",
-        "    try:",
-        f"        {', '.join(values)}, = pick(obj)",
-        "    except KeyError:",
-        "        return slow(obj)",
-        f"    if not ({' and '.join(tests) or 'True'}):",
-        "        return slow(obj)",
-    ]
-    for i, field in enumerate(fields):
-        if field.inner is not None:
-            source += [
-                f"    if v{i} is not None and (problem := inner{i}(v{i})) is not None:",
-                f"        return ({names[i]!r}, *problem[0]), problem[1]",
-            ]
-    source.append("    return None")
-    take = itemgetter(*names)
-    scope: dict[str, Any] = {"pick": take if len(names) > 1 else lambda obj: (take(obj),)}
-    for i, field in enumerate(fields):
-        scope |= {f"types{i}": field.types, f"allowed{i}": field.allowed, f"inner{i}": field.inner}
-
-    def slow(obj: dict[str, Any]) -> Problem | None:
-        for name, types, allowed, inner, expected, required, default in fields:
-            value = obj.get(name, _MISSING)
-            if value is _MISSING:
-                if required:
-                    return (name,), f"is missing (expected {expected})"
-                if default is not None:
-                    obj[name] = default()
-                continue
-            problem = _problem(value, types, allowed, inner, expected)
-            if problem is not None:
-                return (name, *problem[0]), problem[1]
-        return None
-
-    scope["slow"] = slow
-    exec("\n".join(source), scope)
-    check: _Check = scope["check"]
-    return check
-
-
-def _type_test(value: str, types: tuple[type, ...]) -> str:
-    """Source testing that ``value``'s exact type is among ``types`` (bound as ``types<i>``)."""
-    index = value[1:]
-    if len(types) == 1:
-        return f"type({value}) is types{index}[0]"
-    return f"type({value}) in types{index}"
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
-_FITTED_HELD = 4096
-#: Every record has a time.
-_TIME = _Field("t", *_value(float), True, None)
-
-
-def _record(shape: type) -> _Check:
-    """A record's check: ``t``, then the fields of its ``shape``."""
-    return _object((_TIME, *(f for f in _fields(shape) if f.name != "t")))
-
-
-def _graded(full: _Check, failed: _Check) -> _Check:
-    """``session.graded`` is a test result, or (the grading raised) only an invalid status and why."""
-    return lambda record: (
-        failed(record) if "phases" not in record and record.get("status") == "invalid" else full(record)
-    )
-
-
-_CHECKS: dict[str, _Check] = {
-    **{cls.kind: _record(cls) for cls in (*get_args(Event), *get_args(Observation), *get_args(Action))},
-    **{kind: _record(shape) for kind, shape in _OBSERVATIONS.items()},
-    "session.graded": _graded(_record(TestsResult), _record(_GradingFailed)),
-}
-#: Kinds whose records have a shape.
-KNOWN_KINDS = frozenset(_CHECKS)
-_ANY_KIND = _object((_TIME,))
-
-
-def check_record(record: dict[str, Any]) -> str | None:
-    """None if ``record`` (which has a string ``kind``) fits the shape of its kind, else what
-    is wrong with which field, e.g. ``tests.result record: field 'phases[0].passed' is missing
-    (expected an integer)``. The optional fields it lacks are filled in with their defaults."""
-    kind = record["kind"]
-    problem = _CHECKS.get(kind, _ANY_KIND)(record)
-    return None if problem is None else _explain(kind, problem)
-
-
-def _explain(kind: str, problem: Problem) -> str:
-    where, what = problem
-    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where)
-    return f"{kind} record: field '{field.lstrip('.')}' {what}"

@@ -31,6 +31,15 @@ from orchestrator.grading.testrun import TestRun, refused
 from orchestrator.grading.venvs import Environment
 from orchestrator.seams import Agent, Repository, TestRunner, Watcher
 from orchestrator.session.eventlog import EventLog
+from orchestrator.session.records import (
+    ClockSkipped,
+    LogRecord,
+    SessionAborted,
+    SessionGraded,
+    SessionRecord,
+    TestsStarted,
+    WorkspaceOverLimits,
+)
 from orchestrator.session.workspace import OverLimits
 from triggers import (
     BRIEFING,
@@ -147,7 +156,7 @@ class Session:
             status = "crashed"
             detail = "".join(traceback.format_exception(group.exceptions[0])).strip()
         if status != "completed":
-            self._note("session.aborted", status=status, detail=detail)
+            self._note(SessionAborted(status, detail))
             self._logger.error("session aborted", status=status, detail=(detail.splitlines() or [""])[-1])
         final = None if status == "invalid" else await self._grade()
         return Outcome(status, self.engine.ended, detail, final, self.elapsed())
@@ -178,7 +187,7 @@ class Session:
         self._last_t = t
         event = dataclasses.replace(event, t=t)
         if isinstance(event, Observation):  # an observation decides nothing
-            self._record([event.to_record()], t)
+            self._record([event], t)
         else:
             self._decide(event, t)
         self.view.elapsed = t
@@ -192,23 +201,23 @@ class Session:
         caused, or neither, never an event whose decisions a replay would call missing.
         """
         actions = self.engine.step(event)
-        self._record([event.to_record(), *(action.to_record() for action in actions)], t, sync=bool(actions))
+        self._record([event, *actions], t, sync=bool(actions))
         self._observe(event)
         for action in actions:
             self._effect(action)
         self._rearm.set()
 
-    def _note(self, kind: str, **fields: Any) -> None:
+    def _note(self, record: SessionRecord) -> None:
         """Log a record that is not an engine input (an observation, for reports)."""
         t = max(self.elapsed(), self._last_t)
         self._last_t = t
-        self._record([{"kind": kind, **fields}], t, sync=True)
+        self._record([record], t, sync=True)
 
-    def _record(self, records: list[dict[str, Any]], t: float, *, sync: bool = False) -> None:
+    def _record(self, records: list[LogRecord], t: float, *, sync: bool = False) -> None:
         """Append to the log in one write; once written, each record is acknowledged (with -v)."""
         first = self.log.append_all(records, t, sync=sync)
         for seq, record in enumerate(records, first):
-            self._logger.debug("recorded", seq=seq, kind=record["kind"])
+            self._logger.debug("recorded", seq=seq, kind=record.kind)
 
     def _observe(self, event: Event) -> None:
         if isinstance(event, TestsResult):
@@ -292,9 +301,7 @@ class Session:
             tree = await self.parts.repo.snapshot()
         except OverLimits as over:
             # Never a silent slowdown: recorded, not tested, and every test fails.
-            self._note(
-                "workspace.over_limits", files=over.size.files, bytes=over.size.bytes, detail=str(over)
-            )
+            self._note(WorkspaceOverLimits(over.size.files, over.size.bytes, str(over)))
             self._logger.warning("workspace over its limits", detail=str(over))
             run = refused(self.challenge, request.phases, str(over))
             return TestsResult(0.0, request.request, "", run.phases, run.status, run.detail)
@@ -303,7 +310,7 @@ class Session:
         if cached is not None:
             phases, status, detail = cached.phases, cached.status, cached.detail
             return TestsResult(0.0, request.request, tree, phases, status, detail, 0.0, True)
-        self._note("tests.started", request=request.request, snapshot=tree, phases=list(request.phases))
+        self._note(TestsStarted(request.request, tree, request.phases))
         run = await self.parts.runner.run(tree, request.phases)
         if counts(run.status):  # a run that does not count is never reused: the tree is tested again
             self._cache[key] = run
@@ -323,7 +330,7 @@ class Session:
             if delay > 0 and self.engine.waiting_for_time:
                 # The agent is idle and only the clock can change a fact: waiting would change
                 # nothing but the wall time, so the session's clock skips to the wake-up.
-                self._note("clock.skipped", until=wake, skipped=round(delay, 3))
+                self._note(ClockSkipped(wake, round(delay, 3)))
                 self._skipped += delay
                 delay = 0
             if delay > 0:
@@ -343,13 +350,12 @@ class Session:
             with anyio.CancelScope(shield=True):
                 result = await self._tests_for(RunTests(0, phases, "final grading"))
         except Exception as error:  # grading must not lose the log
-            self._note("session.graded", status="invalid", detail=f"the final grading failed: {error}")
+            self._note(SessionGraded(status="invalid", detail=f"the final grading failed: {error}"))
             return None
         broken = self._seals.broken(self.challenge) if self._seals is not None else []
         if broken:
             verdicts = void(result.phases, "tampered") if counts(result.status) else result.phases
             detail = "; ".join([*broken, result.detail] if result.detail else broken)
             result = dataclasses.replace(result, phases=verdicts, status="tampered", detail=detail)
-        fields = {k: v for k, v in result.to_record().items() if k not in ("kind", "t")}
-        self._note("session.graded", **fields)
+        self._note(SessionGraded.of(result))
         return result

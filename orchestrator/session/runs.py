@@ -55,6 +55,14 @@ from orchestrator.scoring.scope import scope_record
 from orchestrator.seams import Agent
 from orchestrator.session.eventlog import EventLog, EventLogError, read_log
 from orchestrator.session.loop import Outcome, Parts, Session, SessionView
+from orchestrator.session.records import (
+    AgentSandboxed,
+    PhaseSealed,
+    SessionAborted,
+    SessionScored,
+    SharedPath,
+    WorkspaceCreated,
+)
 from orchestrator.session.watcher import FsWatcher
 from orchestrator.session.workspace import GitError, Workspace
 
@@ -119,11 +127,11 @@ class RunFolder:
         return state != "Z"
 
     @classmethod
-    def new(cls, out: Path, challenge: Challenge, agent: str) -> RunFolder:
-        """A fresh, uniquely named folder under ``out``."""
+    def new(cls, out: Path, challenge: Challenge, agent: str, name: str | None = None) -> RunFolder:
+        """A fresh, uniquely named folder under ``out`` (``name``, if given, else one of the time)."""
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
         slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-")[:40] or "agent"
-        base = out.resolve() / f"{challenge.id}-{stamp}-{slug}"
+        base = out.resolve() / (name or f"{challenge.id}-{stamp}-{slug}")
         path, n = base, 1
         while path.exists():
             n += 1
@@ -156,7 +164,7 @@ def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report")
     report = build_report(challenge, contents)
     (folder.path / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
     (folder.path / f"{name}.md").write_text(report_markdown(report))
-    (folder.path / f"{name}.html").write_text(report_html(report, contents.records))
+    (folder.path / f"{name}.html").write_text(report_html(report, contents.entries))
     return report
 
 
@@ -190,15 +198,17 @@ async def run_challenge(
     on_folder: Callable[[RunFolder], None] | None = None,
     shares: Sequence[Share] = (),
     network: bool = True,
+    name: str | None = None,
 ) -> tuple[RunFolder, Outcome, dict[str, Any]]:
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
     ``shares`` are paths the agent may also see (``--agent-share``); ``network`` is whether it
-    keeps the network (``--agent-network``). Raises :class:`RunRefused`, having made nothing,
-    when the run could only be invalid.
+    keeps the network (``--agent-network``); ``name`` names the run folder (a matrix names its
+    attempts' folders). Raises :class:`RunRefused`, having made nothing, when the run could
+    only be invalid.
     """
     _refuse_early(challenge, agent, out)
-    folder = RunFolder.new(out, challenge, agent.name)
+    folder = RunFolder.new(out, challenge, agent.name, name)
     # Kept as it was run: replay and rescore must not depend on a folder that may change since.
     # The run folder is never in the agent's view, so its hidden tests stay hidden.
     shutil.copytree(challenge.root, folder.challenge, ignore=shutil.ignore_patterns(*IGNORED_PARTS))
@@ -223,24 +233,25 @@ async def run_challenge(
         except (GitError, OSError, EnvironmentFailure) as error:
             # The environment failed, not the agent: the run is invalid, never a zero.
             detail = f"could not set up the run: {error}"
-            log.append({"kind": "session.aborted", "status": "invalid", "detail": detail}, 0.0, sync=True)
+            log.append(SessionAborted("invalid", detail), 0.0, sync=True)
             log.close()
             return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
         grading = environments.grading
         sandbox = detect_sandbox(grading.python)
-        created = {"kind": "workspace.created", "baseline": baseline, "python": grading.python}
-        log.append({**created, "sandbox": sandbox.describe()}, 0.0)
+        log.append(WorkspaceCreated(baseline, grading.python, sandbox.describe()), 0.0)
         # Everything that grades the agent, as it is now; checked at every grading.
         seals = Seals.take(challenge, grading.prefix)
         for phase, files in seals.tests.items():
-            record = {"kind": "phase.sealed", "phase": phase, "files": files}
-            log.append({**record, "environment": seal_of(grading.prefix)}, 0.0)
+            log.append(PhaseSealed(phase, files, seal_of(grading.prefix)), 0.0)
         if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
             logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
         await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe())
         box = agent_sandbox(sandbox, folder, challenge, agent, environments, shares=shares, network=network)
         seeded = box.prepare(agent.home_files)
-        log.append({"kind": "agent.sandboxed", **box.describe(), "home_seeded": seeded}, 0.0)
+        seen = box.describe()
+        visible = tuple(SharedPath(share["path"], share["writable"]) for share in seen["shares"])
+        sandboxed = AgentSandboxed(seen["confined"], seen["user"], seen["network"], visible, tuple(seeded))
+        log.append(sandboxed, 0.0)
 
         parts = Parts(
             repo=workspace,
@@ -272,20 +283,19 @@ async def run_challenge(
         # A refused final workspace (over its limits) is not examined: its score is its void tests'.
         refused = outcome.final is not None and outcome.final.status == "refused"
         if outcome.status != "invalid" and not refused:
-            records = read_log(folder.log).records
-            scope = await scope_record(challenge, workspace, records)
+            entries = read_log(folder.log).entries
+            scope = await scope_record(challenge, workspace, entries)
             if scope is not None:
                 log.append(scope, log.last_t)
-            scored = await score_rubric(challenge, workspace, records, judge or RuleJudge())
+            scored = await score_rubric(challenge, workspace, entries, judge or RuleJudge())
             # The run's last record: once it is in, the run is done (see report.finished).
-            log.append({"kind": "session.scored", "criteria": scored}, log.last_t, sync=True)
+            log.append(SessionScored(tuple(scored)), log.last_t, sync=True)
     except BaseException as error:
         stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
-        record = {"kind": "session.aborted", "status": "interrupted" if stopped else "crashed"}
         detail = STOPPED if stopped else "".join(traceback.format_exception(error)).rstrip()
         # Stamped with the time it stopped, not its last record's: a report says how long it ran.
         t = max(session.elapsed(), log.last_t) if session is not None else log.last_t
-        log.append({**record, "detail": detail}, t, sync=True)
+        log.append(SessionAborted("interrupted" if stopped else "crashed", detail), t, sync=True)
         raise
     finally:
         log.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.session.eventlog import read_log
+from orchestrator.session.eventlog import LogReader
 from tests.cli import REPO, changeup
 from tests.e2e.test_exit_codes import untimed
 
@@ -41,7 +41,7 @@ def test_a_relative_agent_script_is_found_from_where_changeup_was_started(tmp_pa
     )
     assert done.returncode == 0, done.stderr
     folder = next((tmp_path / "runs").iterdir())
-    records = read_log(folder / "events.jsonl").records
+    records = list(LogReader(folder / "events.jsonl"))
     outputs = "".join(r["text"] for r in records if r["kind"] == "agent.output")
     assert f"working in {folder / 'workspace'} on normalize-tags" in outputs
 
@@ -60,7 +60,7 @@ def test_a_deadline_reaches_an_agent_that_stopped_early_without_waiting_it_out(t
     assert time.monotonic() - started < 300, "the deadline was waited out"
     assert done.returncode == 0, done.stderr
     (folder,) = (tmp_path / "runs").iterdir()
-    records = read_log(folder / "events.jsonl").records
+    records = list(LogReader(folder / "events.jsonl"))
     [skipped] = [r for r in records if r["kind"] == "clock.skipped"]
     [fired] = [r for r in records if r["kind"] == "trigger.fired"]
     assert fired["trigger"] == "deadline"

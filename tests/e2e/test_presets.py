@@ -24,7 +24,7 @@ from orchestrator.agents import AgentContext, Mailbox, Message, parse_agent
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.venvs import cache_root
 from orchestrator.scoring.manifest import write_manifest
-from orchestrator.session.eventlog import read_log
+from orchestrator.session.eventlog import LogReader
 from orchestrator.session.replay import replay_records
 from tests.cli import CHANGEUP, REPO, changeup, environment
 from triggers import AgentOutput, AgentTurnEnded, Event, Observation
@@ -105,7 +105,7 @@ def run_preset(
     calls_log = state / f"{program}.calls.jsonl"
     calls = [json.loads(line) for line in calls_log.read_text().splitlines()] if calls_log.exists() else []
     spec = load_challenge(EXPORT_TIME).spec
-    assert replay_records(spec, read_log(folder / "events.jsonl").records).divergence is None
+    assert replay_records(spec, list(LogReader(folder / "events.jsonl"))).divergence is None
     return done, folder, report, calls
 
 
@@ -130,7 +130,7 @@ def test_preset_drives_its_cli_through_export_time(tmp_path: Path, preset: str) 
         assert "UTC offset exactly" in second["message"]
         assert "[The new message]" in second["message"]
 
-    records = read_log(folder / "events.jsonl").records
+    records = list(LogReader(folder / "events.jsonl"))
     summaries = [r for r in records if r["kind"] == "turn.summary"]
     assert [s["turn"] for s in summaries] == [1, 2]
     transcripts = sorted(p.name for p in (folder / "agent").glob("turn-*"))
@@ -360,7 +360,7 @@ def test_a_person_as_the_agent(tmp_path: Path) -> None:
     report = json.loads((folder / "report.json").read_text())
     assert report["score"]["full_success"]
     assert [row["final_message"] for row in report["turns"]] == ["kept the offset", "converted to UTC"]
-    outputs = [r["text"] for r in read_log(folder / "events.jsonl").records if r["kind"] == "agent.output"]
+    outputs = [r["text"] for r in list(LogReader(folder / "events.jsonl")) if r["kind"] == "agent.output"]
     assert outputs == ["[turn 1 declared done by Enter]\n", "[turn 2 declared done by 002.done]\n"]
     assert "FULL SUCCESS" in stdout
 
@@ -384,7 +384,7 @@ def test_a_preset_gets_a_private_home_seeded_with_its_own_config_only(tmp_path: 
     assert ".claude.json" in seen
     assert ".claude/.credentials.json" in seen
     assert not any(name.startswith(".ssh") for name in seen)
-    sandboxed = next(r for r in read_log(folder / "events.jsonl").records if r["kind"] == "agent.sandboxed")
+    sandboxed = next(r for r in list(LogReader(folder / "events.jsonl")) if r["kind"] == "agent.sandboxed")
     assert sorted(sandboxed["home_seeded"]) == [".claude.json", ".claude/.credentials.json"]
     assert not (folder / "home" / ".claude" / ".credentials.json").exists()  # the copies are gone
     assert not (folder / "home" / ".claude.json").exists()

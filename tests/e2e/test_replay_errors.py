@@ -16,7 +16,7 @@ from orchestrator.present.html_report import report_html
 from orchestrator.present.markdown import report_markdown
 from orchestrator.present.timeline import describe, play
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import EventLogError, read_log
+from orchestrator.session.eventlog import EventLogError, LogReader, read_log
 from orchestrator.session.replay import replay_records
 from tests.cli import REPO, changeup
 from tests.e2e.test_replay import copy_log
@@ -138,13 +138,13 @@ def read_everything(folder: Path) -> None:
     """What replay, playback and re-scoring read of a log: all of it, through every reader."""
     challenge = load_challenge(REPO / "challenges" / "export-time")
     contents = read_log(folder / "events.jsonl")
-    replay_records(challenge.spec, contents.records, torn=contents.torn)
-    for record in contents.records:
-        describe(record, verbose=True)
-    play(contents.records, 1e9, lambda style, text: None, lambda seconds: None, verbose=True)
+    replay_records(challenge.spec, LogReader(folder / "events.jsonl"), torn=contents.torn)
+    for entry in contents.entries:
+        describe(entry.record, verbose=True)
+    play(contents.entries, 1e9, lambda style, text: None, lambda seconds: None, verbose=True)
     report = build_report(challenge, contents)
     report_markdown(report)
-    report_html(report, contents.records)
+    report_html(report, contents.entries)
 
 
 def field_name(where: tuple[str | int, ...]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.session.eventlog import read_log
+from orchestrator.session.eventlog import LogReader
 from orchestrator.session.replay import replay_records
 from tests.cli import REPO, changeup
 from tests.servers import probe_server
@@ -31,7 +31,7 @@ def run(
     report = json.loads((folder / "report.json").read_text()) if (folder / "report.json").exists() else {}
     # Every recorded run replays: the engine re-decides it exactly as logged.
     spec = load_challenge(challenge).spec
-    assert replay_records(spec, read_log(folder / "events.jsonl").records).divergence is None
+    assert replay_records(spec, list(LogReader(folder / "events.jsonl"))).divergence is None
     return done, folder, report
 
 
@@ -123,7 +123,7 @@ def test_a_shell_script_agent_completes_export_time(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert report["score"]["full_success"]
     assert report["activity"]["commits"] == 2
-    records = read_log(folder / "events.jsonl").records
+    records = list(LogReader(folder / "events.jsonl"))
     outputs = "".join(r["text"] for r in records if r["kind"] == "agent.output")
     assert "bytes of message on stdin" in outputs
     assert sorted(p.name for p in (folder / "agent").iterdir()) == ["message-001.md", "message-002.md"]
@@ -159,7 +159,7 @@ def test_agent_command_that_does_not_exist_makes_the_run_invalid(tmp_path: Path)
     assert done.returncode == 1
     assert "invalid" in done.stderr
     assert report["run"]["status"] == "invalid"
-    assert read_log(folder / "events.jsonl").records[-1]["kind"] == "session.aborted"
+    assert list(LogReader(folder / "events.jsonl"))[-1]["kind"] == "session.aborted"
 
 
 def test_agent_that_crashes_is_reported(tmp_path: Path) -> None:
@@ -169,7 +169,7 @@ def test_agent_that_crashes_is_reported(tmp_path: Path) -> None:
     assert "the agent failed: in turn 1 it exited with 3" in done.stderr
     assert report["activity"]["exit_codes"] == [3, 3]  # its turn, then the deadline's turn
     assert report["score"]["total"] == 0.0
-    records = read_log(folder / "events.jsonl").records
+    records = list(LogReader(folder / "events.jsonl"))
     assert any(r["kind"] == "agent.output" and "boom" in r["text"] for r in records)
 
 
@@ -201,7 +201,7 @@ def test_hidden_suite_that_hangs_is_stopped(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "timed out after 2s" in done.stderr
     assert report["score"]["grading_status"] == "timeout"
-    assert read_log(folder / "events.jsonl").records
+    assert list(LogReader(folder / "events.jsonl"))
 
 
 def test_workspace_template_with_a_syntax_error(tmp_path: Path) -> None:
@@ -254,7 +254,7 @@ def test_a_long_lived_process_agent_completes_export_time(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert report["score"]["full_success"]
-    records = read_log(folder / "events.jsonl").records
+    records = list(LogReader(folder / "events.jsonl"))
     assert [r["kind"] for r in records].count("agent.started") == 1
     outputs = "".join(r["text"] for r in records if r["kind"] == "agent.output")
     assert "solved phase1" in outputs
@@ -295,7 +295,7 @@ def test_inbox_agent_waits_for_the_person(tmp_path: Path) -> None:
     report = anyio.run(main)
     assert report["score"]["full_success"]
     assert report["activity"]["agent_turns"] == 2
-    graded = read_log(folders[0].log).records[-1]
+    graded = list(LogReader(folders[0].log))[-1]
     assert ".changeup" not in json.dumps(graded)
 
 

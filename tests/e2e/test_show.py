@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.session.eventlog import read_log
+from orchestrator.session.eventlog import LogReader
 from tests.cli import CHANGEUP, REPO, changeup
 from tests.e2e.test_run import run
 from tests.processes import answers_ctrl_c
@@ -42,7 +42,7 @@ def started_run(out: Path, agent: str) -> tuple[subprocess.Popen[bytes], Path]:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         logs = list(out.glob("*/events.jsonl"))
-        if logs and any(r["kind"] == "tests.result" for r in read_log(logs[0]).records):
+        if logs and any(r["kind"] == "tests.result" for r in list(LogReader(logs[0]))):
             return process, logs[0].parent
         time.sleep(0.1)
     process.kill()
@@ -68,7 +68,7 @@ def test_show_ends_with_the_score_the_failing_tests_and_how_the_score_is_made(tm
 def test_messages_are_cut_visibly_and_shown_in_full_with_all_or_by_number(tmp_path: Path) -> None:
     """A cut message ends with …; --all prints it whole; --message N prints only message N."""
     _, folder, report = run(REPO / "challenges/export-time", "scripted", tmp_path)
-    briefing = read_log(folder / "events.jsonl").records
+    briefing = list(LogReader(folder / "events.jsonl"))
     text = next(r["text"] for r in briefing if r["kind"] == "message.queued")
     last_line = text.strip().splitlines()[-1]
     plain = changeup("show", str(folder), cwd=REPO).stdout
@@ -94,7 +94,7 @@ def test_agent_output_split_per_read_is_shown_joined(tmp_path: Path) -> None:
     _, folder, _ = run(
         REPO / "challenges/export-time", f"process:{sys.executable} {script}", tmp_path / "runs"
     )
-    outputs = [r for r in read_log(folder / "events.jsonl").records if r["kind"] == "agent.output"]
+    outputs = [r for r in list(LogReader(folder / "events.jsonl")) if r["kind"] == "agent.output"]
     assert len(outputs) > 1  # the log keeps the reads
     shown = changeup("show", str(folder), "--all", cwd=REPO).stdout
     assert sum("agent: " in line for line in shown.splitlines()) == 1
@@ -118,7 +118,7 @@ def test_follow_on_a_killed_run_says_it_is_not_live_and_stops(tmp_path: Path) ->
 def test_an_interrupted_run_reads_as_ctrl_c(tmp_path: Path) -> None:
     """Ctrl-C during a run: show and report.md say so in words, and name no Python exception."""
     process, folder = started_run(tmp_path, "process:sleep 600")
-    recorded_until = read_log(folder / "events.jsonl").records[-1]["t"]
+    recorded_until = list(LogReader(folder / "events.jsonl"))[-1]["t"]
     time.sleep(2)  # the run goes on, recording nothing: its report must still count these seconds
     os.killpg(process.pid, signal.SIGINT)
     assert process.wait(timeout=60) == 130

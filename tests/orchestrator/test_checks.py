@@ -13,7 +13,9 @@ from orchestrator.challenge.model import Criterion
 from orchestrator.scoring.checks import CHECKS, Evidence
 from orchestrator.scoring.judge import CommandJudge, JudgeSpecError, RuleJudge, parse_judge
 from orchestrator.scoring.rubric import collect_evidence_text, passing_share
+from orchestrator.session.records import Entry
 from tests.cli import REPO
+from triggers import AgentOutput, PhaseResult, TestOutcome
 
 pytestmark = pytest.mark.anyio
 
@@ -306,16 +308,12 @@ def test_parse_judge() -> None:
 
 def test_tests_score_matches_phases_files_and_params() -> None:
     """Phase ids, file ids and test ids select tests; parametrized cases count one by one."""
-    phases = [
-        {
-            "phase": "phase1",
-            "tests": [
-                {"id": "phase1/test_a.py::test_x", "outcome": "passed"},
-                {"id": "phase1/test_a.py::test_y[1]", "outcome": "failed"},
-                {"id": "phase1/test_b.py::test_z", "outcome": "passed"},
-            ],
-        }
-    ]
+    tests = (
+        TestOutcome("phase1/test_a.py::test_x", "passed"),
+        TestOutcome("phase1/test_a.py::test_y[1]", "failed"),
+        TestOutcome("phase1/test_b.py::test_z", "passed"),
+    )
+    phases = [PhaseResult("phase1", 2, 1, tests)]
     assert passing_share(["phase1"], phases)[0] == pytest.approx(2 / 3)
     assert passing_share(["phase1/test_a.py"], phases) == (0.5, ["phase1/test_a.py::test_y[1] failed"])
     assert passing_share(["phase1/test_b.py::test_z"], phases) == (1.0, [])
@@ -326,7 +324,7 @@ def test_evidence_text_has_transcript_and_changed_notes(tmp_path: Path) -> None:
     """Judges read what the agent said and the notes it wrote or changed, not untouched docs."""
     final = tree(tmp_path / "final", {"README.md": "same", "DECISIONS.md": "We chose X.", "app.py": "x"})
     baseline = tree(tmp_path / "baseline", {"README.md": "same"})
-    text = collect_evidence_text([{"kind": "agent.output", "text": "I noticed a conflict."}], final, baseline)
+    text = collect_evidence_text([Entry(1, 0.0, AgentOutput(0.0, "I noticed a conflict."))], final, baseline)
     assert "I noticed a conflict." in text
     assert "We chose X." in text
     assert "same" not in text

@@ -12,30 +12,50 @@ from hypothesis import strategies as st
 
 from orchestrator.session.eventlog import (
     FORMAT,
-    KNOWN_KINDS,
     VERSION,
     EventLog,
     EventLogError,
+    LogReader,
     read_log,
     repair,
 )
-from triggers import AgentOutput, FileChange, FilesChanged, TriggerFired
+from orchestrator.session.records import (
+    AgentSandboxed,
+    ClockSkipped,
+    Entry,
+    PhaseSealed,
+    SessionAborted,
+    SessionGraded,
+    SessionScope,
+    SessionScored,
+    SharedPath,
+    TestsStarted,
+    UnknownRecord,
+    WorkspaceCreated,
+    WorkspaceOverLimits,
+)
+from orchestrator.session.shapes import KNOWN_KINDS
+from triggers import AgentOutput, ClockTick, FileChange, FilesChanged, PhaseResult, TestOutcome, TriggerFired
 
 
 def test_header_then_records_with_seq_and_exact_t(tmp_path: Path) -> None:
     """Line 1 is the header; records carry seq, t (exactly) and kind."""
     path = tmp_path / "events.jsonl"
     log = EventLog.create(path, {"challenge": "x"})
-    assert log.append({"kind": "clock.tick", "t": 0.0}, 0.1 + 0.2) == 1
-    assert log.append({"kind": "a.b", "v": "é"}, 1.5, sync=True) == 2
+    assert log.append(ClockTick(0.0), 0.1 + 0.2) == 1
+    assert log.append(UnknownRecord("a.b", {"v": "é"}), 1.5, sync=True) == 2
     log.close()
-    contents = read_log(path)
-    assert contents.header == {"format": FORMAT, "version": VERSION, "challenge": "x"}
-    assert contents.records == [
+    assert list(LogReader(path)) == [
         {"seq": 1, "t": 0.30000000000000004, "kind": "clock.tick"},
         {"seq": 2, "t": 1.5, "kind": "a.b", "v": "é"},
     ]
     assert list(json.loads(path.read_text().splitlines()[1])) == ["seq", "t", "kind"]
+    contents = read_log(path)
+    assert contents.header == {"format": FORMAT, "version": VERSION, "challenge": "x"}
+    assert contents.entries == [
+        Entry(1, 0.30000000000000004, ClockTick(0.30000000000000004)),
+        Entry(2, 1.5, UnknownRecord("a.b", {"v": "é"})),
+    ]
     assert not contents.torn
 
 
@@ -51,17 +71,17 @@ def test_torn_tail_is_flagged_on_read_and_cut_on_reopen(tmp_path: Path) -> None:
     """A half-written last line is ignored when read and removed when the log is reopened."""
     path = tmp_path / "events.jsonl"
     log = EventLog.create(path, {})
-    log.append({"kind": "k"}, 1.0)
+    log.append(UnknownRecord("k", {}), 1.0)
     log.close()
     with path.open("ab") as handle:
         handle.write(b'{"seq":2,"t":2.0,"ki')
     contents = read_log(path)
     assert contents.torn
-    assert len(contents.records) == 1
+    assert len(contents.entries) == 1
     again = EventLog.reopen(path)
-    assert again.append({"kind": "k"}, 3.0) == 2
+    assert again.append(UnknownRecord("k", {}), 3.0) == 2
     again.close()
-    assert [r["seq"] for r in read_log(path).records] == [1, 2]
+    assert [r["seq"] for r in list(LogReader(path))] == [1, 2]
     assert not repair(path)
 
 
@@ -112,7 +132,7 @@ def test_lines_read_as_json_loads_reads_them(tmp_path: Path) -> None:
     EventLog.create(path, {}).close()
     with path.open("a", newline="") as handle:
         handle.write('  {"seq": 1, "t": 0.0, "kind": "a"}\n{"seq": 2, "t": 0.0, "kind": "b"}  \r\n')
-    assert [r["kind"] for r in read_log(path).records] == ["a", "b"]
+    assert [r["kind"] for r in list(LogReader(path))] == ["a", "b"]
 
 
 def test_missing_log(tmp_path: Path) -> None:
@@ -133,7 +153,7 @@ RECORDS = st.lists(
             ),
         ),
         st.builds(TriggerFired, st.text(max_size=10), st.text(max_size=30), st.integers(1, 5)),
-    ).map(lambda record: {k: v for k, v in record.to_record().items() if k != "t"}),
+    ),
     max_size=20,
 )
 
@@ -141,7 +161,9 @@ RECORDS = st.lists(
 @settings(max_examples=50, deadline=None)
 @given(RECORDS, st.lists(st.floats(0, 1e6, allow_nan=False), min_size=20, max_size=20))
 def test_round_trip(
-    tmp_path_factory: pytest.TempPathFactory, records: list[dict[str, str]], times: list[float]
+    tmp_path_factory: pytest.TempPathFactory,
+    records: list[AgentOutput | FilesChanged | TriggerFired],
+    times: list[float],
 ) -> None:
     """Whatever is appended reads back equal, times bit for bit."""
     path = tmp_path_factory.mktemp("log") / "events.jsonl"
@@ -149,9 +171,60 @@ def test_round_trip(
     for record, t in zip(records, times, strict=False):
         log.append(record, t)
     log.close()
-    back = read_log(path).records
-    assert [{k: v for k, v in r.items() if k not in ("seq", "t")} for r in back] == records
+    back = list(LogReader(path))
+    expected = [{k: v for k, v in record.to_record().items() if k != "t"} for record in records]
+    assert [{k: v for k, v in r.items() if k not in ("seq", "t")} for r in back] == expected
     assert [r["t"] for r in back] == times[: len(records)]
+
+
+PHASES = (PhaseResult("phase1", 1, 1, (TestOutcome("phase1/test_a.py::test_x", "failed", "no"),)),)
+#: One record of each of the session's own kinds.
+SESSION_RECORDS = (
+    WorkspaceCreated("abc", "/usr/bin/python3", {"kind": "bubblewrap"}),
+    PhaseSealed("phase1", {"test_a.py": "00ff"}, "beef"),
+    AgentSandboxed(True, "agent", False, (SharedPath("/opt/x", False),), (".claude.json",)),
+    WorkspaceOverLimits(10001, 5, "too many files"),
+    TestsStarted(3, "abc", ("phase1", "phase2")),
+    SessionGraded(0, "abc", PHASES, "tampered", "a canary", 1.5, False),
+    SessionScored(
+        (
+            {
+                "id": "c",
+                "title": "",
+                "weight": 1.0,
+                "score": None,
+                "critical": False,
+                "critical_failure": False,
+                "findings": ["x"],
+                "data": {"k": [1]},
+            },
+        )
+    ),
+    SessionScope(("src/**",), 2, ({"path": "README.md", "change": "modified"},)),
+    ClockSkipped(1800.0, 1795.25),
+    SessionAborted("crashed", "Traceback ..."),
+)
+
+
+def test_the_sessions_own_records_read_back_as_the_records_written(tmp_path: Path) -> None:
+    """Each of the session's record types goes in typed and comes out typed, equal."""
+    path = tmp_path / "events.jsonl"
+    log = EventLog.create(path, {})
+    log.append_all(SESSION_RECORDS, 4.5)
+    log.close()
+    entries = read_log(path).entries
+    assert [entry.record for entry in entries] == list(SESSION_RECORDS)
+    assert [(entry.seq, entry.t) for entry in entries] == [
+        (n, 4.5) for n in range(1, len(SESSION_RECORDS) + 1)
+    ]
+    assert {record.kind for record in SESSION_RECORDS} <= KNOWN_KINDS
+
+
+def test_a_grading_that_failed_reads_as_an_invalid_grading_with_no_verdicts(tmp_path: Path) -> None:
+    """The short form older logs wrote for a failed final grading decodes with its defaults."""
+    path = log_of(tmp_path, {"t": 2.0, "kind": "session.graded", "status": "invalid", "detail": "boom"})
+    (entry,) = read_log(path).entries
+    assert entry.record == SessionGraded(status="invalid", detail="boom")
 
 
 def log_of(tmp_path: Path, *records: dict[str, Any]) -> Path:
@@ -237,7 +310,7 @@ def test_missing_optional_fields_are_filled_in(tmp_path: Path) -> None:
         {**RESULT, "phases": [{"phase": "phase1", "passed": 1, "failed": 0}]},
         {"t": 2.0, "kind": "session.graded", "status": "invalid", "detail": "the final grading failed"},
     )
-    unlocked, result, graded = read_log(path).records
+    unlocked, result, graded = list(LogReader(path))
     assert unlocked["trigger"] == ""
     assert (result["status"], result["detail"], result["seconds"], result["cached"]) == ("ok", "", 0.0, False)
     assert result["phases"][0]["tests"] == []

@@ -169,15 +169,15 @@ def long_run(folder: Path, chunks: int) -> Path:
     log = EventLog.create(folder / "events.jsonl", header)
 
     def step(event: Event) -> None:
-        log.append(event.to_record(), event.t)
+        log.append(event, event.t)
         for action in engine.step(event):
-            log.append(action.to_record(), event.t)
+            log.append(action, event.t)
 
     step(SessionStarted(0.0))
     step(MessageDelivered(0.1, "briefing"))
     for n in range(chunks):
         t = 1.0 + n / 100
-        log.append(AgentOutput(t, f"{n:>8} " + "o" * 1000).to_record(), t)
+        log.append(AgentOutput(t, f"{n:>8} " + "o" * 1000), t)
         if n % 100 == 99:
             step(ClockTick(t))
     step(AgentTurnEnded(2.0 + chunks / 100, 0))

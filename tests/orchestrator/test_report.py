@@ -16,6 +16,7 @@ from orchestrator.present.terminal import print_summary
 from orchestrator.present.timeline import lines
 from orchestrator.scoring.report import build_report
 from orchestrator.session.eventlog import LogContents
+from orchestrator.session.records import decode_entry
 from tests.cli import REPO
 
 EXPORT_TIME = load_challenge(REPO / "challenges" / "export-time")
@@ -23,7 +24,7 @@ EXPORT_TIME = load_challenge(REPO / "challenges" / "export-time")
 
 def log(*records: dict[str, Any]) -> LogContents:
     """A log of ``records``, numbered and stamped one second apart unless they carry ``t``."""
-    numbered = [{"seq": n, "t": float(n), **record} for n, record in enumerate(records, 1)]
+    numbered = [decode_entry({"seq": n, "t": float(n), **record}) for n, record in enumerate(records, 1)]
     return LogContents({"agent": "scripted:reference", "started_at": "2026-12-01T00:00:00+00:00"}, numbered)
 
 
@@ -122,7 +123,7 @@ def test_a_cancellation_reads_as_ctrl_c_not_as_a_python_repr() -> None:
     report = build_report(EXPORT_TIME, log(*START, aborted))
     assert report["run"]["detail"] == "stopped by Ctrl-C (or a cancellation) before the session ended"
     assert "CancelledError" not in report_markdown(report)
-    shown = [text for _, _, text in lines(log(*START, aborted).records)]
+    shown = [text for _, _, text in lines(log(*START, aborted).entries)]
     assert shown[-1].endswith(
         "run interrupted: stopped by Ctrl-C (or a cancellation) before the session ended"
     )
@@ -172,7 +173,7 @@ def test_messages_are_in_the_reports_in_full() -> None:
     markdown = report_markdown(report)
     assert "**1. briefing** (briefing): queued 00:03, delivered 00:04" in markdown
     assert "> Second line of the briefing." in markdown
-    page = report_html(report, contents.records)
+    page = report_html(report, contents.entries)
     assert '<details class="message" data-message="1">' in page
     assert "Second line of the briefing.</pre>" in page
 
@@ -189,7 +190,7 @@ def test_superseded_tests_are_counted_apart_and_listed_in_the_html() -> None:
     markdown, terminal = markdown_and_terminal(report)
     assert "| 3/3 (2 superseded) |" in markdown
     assert "phase1: 2 superseded test(s) no longer run since phase2" in terminal
-    page = report_html(report, contents.records)
+    page = report_html(report, contents.entries)
     assert '<ul id="superseded"><li><code>phase1/test_export_time.py::test_keeps_offset</code>' in page
 
 
@@ -215,7 +216,7 @@ def test_one_clock_and_one_duration_format() -> None:
     )
     report = build_report(EXPORT_TIME, contents)
     assert "held on tests.result at 00:06 |" in report_markdown(report)
-    shown = [text for _, _, text in lines(contents.records)]
+    shown = [text for _, _, text in lines(contents.entries)]
     assert shown[-1] == "00:06.00  ⚡ trigger revision fired: phase1_tests_pass held on tests.result at 00:06"
 
 
@@ -253,7 +254,7 @@ def test_rescore_marker_and_scope_findings_are_rendered_when_present(
     assert terminal.splitlines()[0] == marker
     assert line in terminal
     assert f"## Scope\n\n{line[0].upper()}{line[1:]}." in markdown
-    page = report_html(report, contents.records)
+    page = report_html(report, contents.entries)
     assert f'<p class="headline rescore" id="rescore">{marker}</p>' in page
     assert f'<p id="scope">{line}.</p>' in page
 

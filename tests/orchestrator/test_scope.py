@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.scoring.scope import outside, scope_record
+from orchestrator.session.records import Entry, SessionGraded, SessionScope, WorkspaceCreated
 from orchestrator.session.workspace import Workspace
 from tests.cli import REPO
+from triggers import TestsResult
 
 
 def workspace(tmp_path: Path) -> Workspace:
@@ -79,26 +80,23 @@ def test_the_scope_record_compares_the_baseline_with_the_last_graded_tree(tmp_pa
     challenge = load_challenge(REPO / "challenges" / "export-time")
     ws = Workspace.create(challenge.workspace, tmp_path / "workspace", tmp_path / "shadow.git")
 
-    async def main() -> dict[str, object] | None:
+    async def main() -> SessionScope | None:
         baseline = await ws.snapshot()
         (ws.path / "export_time.py").write_text("# changed\n")
         middle = await ws.snapshot()
         (ws.path / "notes.txt").write_text("scratch\n")
         final = await ws.snapshot()
-        records: list[dict[str, Any]] = [
-            {"kind": "workspace.created", "baseline": baseline},
-            {"kind": "tests.result", "snapshot": middle, "phases": []},
-            {"kind": "session.graded", "snapshot": final, "phases": []},
+        entries = [
+            Entry(1, 0.0, WorkspaceCreated(baseline, "python", {})),
+            Entry(2, 1.0, TestsResult(1.0, 1, middle, ())),
+            Entry(3, 2.0, SessionGraded(snapshot=final)),
         ]
-        return await scope_record(challenge, ws, records)
+        return await scope_record(challenge, ws, entries)
 
     record = anyio.run(main)
-    assert record == {
-        "kind": "session.scope",
-        "allowed_paths": challenge.model.allowed_paths,
-        "changed": 2,
-        "findings": [{"path": "notes.txt", "change": "added"}],
-    }
+    assert record == SessionScope(
+        tuple(challenge.model.allowed_paths), 2, ({"path": "notes.txt", "change": "added"},)
+    )
 
 
 def test_no_allowed_paths_no_record(tmp_path: Path) -> None:
@@ -107,13 +105,13 @@ def test_no_allowed_paths_no_record(tmp_path: Path) -> None:
     unscoped = dataclasses.replace(challenge, model=challenge.model.model_copy(update={"allowed_paths": []}))
     ws = Workspace.create(challenge.workspace, tmp_path / "workspace", tmp_path / "shadow.git")
 
-    async def main() -> dict[str, object] | None:
+    async def main() -> SessionScope | None:
         baseline = await ws.snapshot()
         (ws.path / "notes.txt").write_text("scratch\n")
-        records: list[dict[str, Any]] = [
-            {"kind": "workspace.created", "baseline": baseline},
-            {"kind": "session.graded", "snapshot": await ws.snapshot(), "phases": []},
+        entries = [
+            Entry(1, 0.0, WorkspaceCreated(baseline, "python", {})),
+            Entry(2, 1.0, SessionGraded(snapshot=await ws.snapshot())),
         ]
-        return await scope_record(unscoped, ws, records)
+        return await scope_record(unscoped, ws, entries)
 
     assert anyio.run(main) is None

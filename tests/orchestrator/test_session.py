@@ -16,8 +16,9 @@ from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.policy import void
 from orchestrator.grading.testrun import TestRun
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import EventLog, read_log
+from orchestrator.session.eventlog import EventLog, LogReader, read_log
 from orchestrator.session.loop import Outcome, Parts, Session
+from orchestrator.session.records import SessionScored
 from orchestrator.session.replay import replay_records
 from tests.fakes import FakeAgent, FakeRepo, FakeRunner, FakeWatcher, World, passes_when, tree_of
 
@@ -83,7 +84,7 @@ async def run_session(
     outcome = await session.run()
     log.close()
     world.close()
-    return outcome, read_log(tmp_path / "events.jsonl").records, agent, runner
+    return outcome, list(LogReader(tmp_path / "events.jsonl")), agent, runner
 
 
 def kinds(records: list[dict[str, Any]]) -> list[str]:
@@ -268,7 +269,7 @@ async def test_report_from_the_log(tmp_path: Path) -> None:
     """The report says when each phase unlocked and first passed, and why triggers fired or not."""
     await run_session(tmp_path, diligent)
     log = EventLog.reopen(tmp_path / "events.jsonl")  # the rubric's record, as a run adds it last
-    log.append({"kind": "session.scored", "criteria": []}, log.last_t, sync=True)
+    log.append(SessionScored(()), log.last_t, sync=True)
     log.close()
     report = build_report(challenge_at(tmp_path / "again"), read_log(tmp_path / "events.jsonl"))
     phase1, phase2 = report["phases"]
@@ -401,7 +402,7 @@ async def test_a_kill_between_any_two_writes_leaves_a_log_that_replays(tmp_path:
     assert len(log.ends) > 20
     for end in log.ends[1:]:  # after the header
         path.write_bytes(whole[:end])
-        records = read_log(path).records
+        records = list(LogReader(path))
         assert replay_records(challenge.spec, records).divergence is None, f"cut after byte {end}"
-    multi = [r["seq"] for r in read_log(path).records if r["kind"] == "trigger.fired"]
+    multi = [r["seq"] for r in list(LogReader(path)) if r["kind"] == "trigger.fired"]
     assert multi  # a step with decisions was among the writes

@@ -23,6 +23,7 @@ from orchestrator.challenge.loader import load_challenge
 from orchestrator.present.markdown import report_markdown
 from orchestrator.scoring.report import build_report
 from orchestrator.session.eventlog import LogContents
+from orchestrator.session.records import decode_entry
 from tests.cli import REPO
 
 RECORDED = REPO / "tests" / "fixtures" / "agents" / "transcripts"
@@ -360,7 +361,9 @@ def test_report_totals_usage_and_shows_missing_figures_as_missing() -> None:
     ]
     for seq, record in enumerate(records, 1):
         record.update(seq=seq, t=float(seq))
-    report = build_report(challenge, LogContents({"agent": "claude-code"}, records))
+    report = build_report(
+        challenge, LogContents({"agent": "claude-code"}, [decode_entry(r) for r in records])
+    )
     first, second, third = report["turns"]
     assert (first["messages"], first["final_message"], first["cost_usd"]) == (
         ["briefing"],
@@ -386,7 +389,7 @@ def test_a_report_without_summaries_has_no_usage_section() -> None:
         {"seq": 1, "t": 0.1, "kind": "message.delivered", "trigger": "briefing"},
         {"seq": 2, "t": 0.5, "kind": "agent.turn_ended", "exit_code": 0, "reason": ""},
     ]
-    report = build_report(challenge, LogContents({}, records))
+    report = build_report(challenge, LogContents({}, [decode_entry(r) for r in records]))
     assert report["turns"][0]["seconds"] == 0.4
     assert report["usage"]["cost_usd"]["total"] is None
     assert "Agent turns" not in report_markdown(report)

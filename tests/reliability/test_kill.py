@@ -20,6 +20,7 @@ import pytest
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.scoring.report import build_report, finished
 from orchestrator.session.eventlog import EventLog, read_log
+from orchestrator.session.records import SessionAborted
 from tests.cli import CHANGEUP, REPO, environment
 
 pytestmark = pytest.mark.slow
@@ -82,15 +83,13 @@ def test_every_acknowledged_record_survives_a_kill_none_duplicated(tmp_path: Pat
     """Killed in a window: each acknowledged record is in the log once, and the run reads as interrupted."""
     folder, acked = killed_in(window, tmp_path / "out")
     contents = read_log(folder / "events.jsonl")
-    seqs = [r["seq"] for r in contents.records]
+    seqs = [e.seq for e in contents.entries]
     assert seqs == list(range(1, len(seqs) + 1)), "seqs are contiguous, none duplicated"
     assert acked <= set(seqs), f"lost acknowledged records: {sorted(acked - set(seqs))}"
-    assert window in {r["kind"] for r in contents.records}
+    assert window in {e.record.kind for e in contents.entries}
     report = build_report(load_challenge(CHALLENGE), contents)
-    if not finished(contents.records):  # killed before its run was done
+    if not finished(contents.entries):  # killed before its run was done
         assert report["run"]["status"] == "interrupted"
     again = EventLog.reopen(folder / "events.jsonl")  # a torn tail is cut; numbering goes on
-    assert again.append({"kind": "session.aborted", "status": "interrupted", "detail": "SIGKILL"}, 0.0) == (
-        len(seqs) + 1
-    )
+    assert again.append(SessionAborted("interrupted", "SIGKILL"), 0.0) == (len(seqs) + 1)
     again.close()

@@ -1,0 +1,327 @@
+"""The session's own records, typed, and one entry type for every line of a log.
+
+The engine's inputs, decisions and the agent's observations are the typed records of
+:mod:`triggers`. What the session itself notes for the reports (a workspace made, the tests
+sealed, a test run started, the final grading, the rubric's scores...) is defined here, once,
+in the same way: a frozen record whose ``kind`` names it, written with ``to_record()`` and
+read back with :func:`decode_entry`. Whatever reads a log (the reports, ``show``, re-scoring,
+the rubric) reads these types, never a dict by its kind.
+
+A log line also carries its place and time: an :class:`Entry` is ``(seq, t, record)``. Engine
+decisions and these records have no time of their own; the entry's is theirs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypedDict, get_args
+
+from triggers import (
+    ACTION_KINDS,
+    EVENT_KINDS,
+    Action,
+    Event,
+    Observation,
+    PhaseResult,
+    RecordError,
+    TestsResult,
+    decode,
+)
+
+__all__ = [
+    "AgentSandboxed",
+    "ClockSkipped",
+    "Criterion",
+    "Entry",
+    "LogRecord",
+    "PhaseSealed",
+    "Record",
+    "ScopeFinding",
+    "SessionAborted",
+    "SessionGraded",
+    "SessionRecord",
+    "SessionScope",
+    "SessionScored",
+    "SharedPath",
+    "TestsStarted",
+    "UnknownRecord",
+    "WorkspaceCreated",
+    "WorkspaceOverLimits",
+    "decode_entry",
+    "graded_like",
+]
+
+
+class Criterion(TypedDict):
+    """One rubric criterion as scored (orchestrator.scoring.rubric)."""
+
+    id: str
+    title: str
+    weight: float
+    score: float | None
+    critical: bool
+    critical_failure: bool
+    findings: list[str]
+    data: dict[str, Any]
+
+
+class ScopeFinding(TypedDict):
+    """A file changed outside the challenge's ``allowed_paths``."""
+
+    path: str
+    change: Literal["added", "modified", "deleted"]
+
+
+class _Session:
+    """Shared encoding of the session's records: ``kind`` first, then every field."""
+
+    __slots__ = ()
+    kind: ClassVar[str]
+
+    def to_record(self) -> dict[str, Any]:
+        """This record as a JSON-ready dict."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for field in dataclasses.fields(self):  # type: ignore[arg-type]
+            out[field.name] = _plain(getattr(self, field.name))
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPath:
+    """A path the agent's sandbox shows besides its own folders."""
+
+    path: str
+    writable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceCreated(_Session):
+    """The workspace was made; ``baseline`` is the starter's snapshot."""
+
+    kind: ClassVar[str] = "workspace.created"
+    baseline: str
+    python: str
+    sandbox: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSealed(_Session):
+    """A phase's hidden test files (name → sha256) and the grading environment, as sealed."""
+
+    kind: ClassVar[str] = "phase.sealed"
+    phase: str
+    files: dict[str, str]
+    environment: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSandboxed(_Session):
+    """How the agent is confined, what it sees, and which of its CLI's files seeded its HOME."""
+
+    kind: ClassVar[str] = "agent.sandboxed"
+    confined: bool
+    user: str | None
+    network: bool
+    shares: tuple[SharedPath, ...]
+    home_seeded: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceOverLimits(_Session):
+    """A snapshot was refused: the workspace is over its limits."""
+
+    kind: ClassVar[str] = "workspace.over_limits"
+    files: int
+    bytes: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class TestsStarted(_Session):
+    """A hidden test run began on a snapshot."""
+
+    __test__ = False  # a record, not a pytest test class
+
+    kind: ClassVar[str] = "tests.started"
+    request: int
+    snapshot: str
+    phases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionGraded(_Session):
+    """The final grading: a test result of request 0 on the final workspace, or, when the
+    grading itself raised, only ``status`` (invalid) and why (``phases`` empty)."""
+
+    kind: ClassVar[str] = "session.graded"
+    request: int = 0
+    snapshot: str = ""
+    phases: tuple[PhaseResult, ...] = ()
+    status: Literal["ok", "timeout", "tampered", "invalid", "refused", "error"] = "ok"
+    detail: str = ""
+    seconds: float = 0.0
+    cached: bool = False
+
+    @classmethod
+    def of(cls, result: TestsResult) -> SessionGraded:
+        """The grading that ``result`` is."""
+        fields = (result.request, result.snapshot, result.phases, result.status, result.detail)
+        return cls(*fields, result.seconds, result.cached)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionScored(_Session):
+    """The rubric's scores; the last record of a run that was scored."""
+
+    kind: ClassVar[str] = "session.scored"
+    criteria: tuple[Criterion, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionScope(_Session):
+    """The files changed outside ``allowed_paths``, baseline to final (reported, never scored)."""
+
+    kind: ClassVar[str] = "session.scope"
+    allowed_paths: tuple[str, ...]
+    changed: int
+    findings: tuple[ScopeFinding, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClockSkipped(_Session):
+    """The agent was idle and only time could fire a trigger: the clock skipped to ``until``."""
+
+    kind: ClassVar[str] = "clock.skipped"
+    until: float
+    skipped: float
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAborted(_Session):
+    """The run stopped before its end: the environment failed, it crashed, or it was stopped."""
+
+    kind: ClassVar[str] = "session.aborted"
+    status: Literal["invalid", "crashed", "interrupted"]
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownRecord:
+    """A record of a kind this changeup does not know (a newer one wrote it): kept, not read."""
+
+    kind: str
+    fields: dict[str, Any]
+
+    def to_record(self) -> dict[str, Any]:
+        """The record as it was read."""
+        return {"kind": self.kind, **self.fields}
+
+
+SessionRecord = (
+    WorkspaceCreated
+    | PhaseSealed
+    | AgentSandboxed
+    | WorkspaceOverLimits
+    | TestsStarted
+    | SessionGraded
+    | SessionScored
+    | SessionScope
+    | ClockSkipped
+    | SessionAborted
+)
+#: Anything a log line may hold.
+Record = Event | Observation | Action | SessionRecord | UnknownRecord
+#: What the session writes to its log.
+LogRecord = Event | Observation | Action | SessionRecord
+
+SESSION_TYPES: tuple[type[Any], ...] = get_args(SessionRecord)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One line of a log: its number, its time, and what it records."""
+
+    seq: int
+    t: float
+    record: Record
+
+
+def graded_like(record: Record) -> TestsResult | SessionGraded | None:
+    """The record if it holds verdicts (a test result, or the final grading), else None."""
+    return record if isinstance(record, TestsResult | SessionGraded) else None
+
+
+def _generic(cls: type[Any]) -> Callable[[dict[str, Any]], Any]:
+    """A decoder that takes each field of ``cls`` by name (lists become tuples)."""
+    names = [(field.name, field.default is not dataclasses.MISSING) for field in dataclasses.fields(cls)]
+
+    def build(raw: dict[str, Any]) -> Any:
+        values = {}
+        for name, optional in names:
+            if name not in raw:
+                if optional:
+                    continue
+                raise KeyError(name)
+            value = raw[name]
+            values[name] = tuple(value) if type(value) is list else value
+        return cls(**values)
+
+    return build
+
+
+def _sandboxed(raw: dict[str, Any]) -> AgentSandboxed:
+    shares = tuple(SharedPath(share["path"], share["writable"]) for share in raw["shares"])
+    return AgentSandboxed(raw["confined"], raw["user"], raw["network"], shares, tuple(raw["home_seeded"]))
+
+
+def _graded(raw: dict[str, Any]) -> SessionGraded:
+    phases = tuple(PhaseResult.from_fields(phase) for phase in raw.get("phases", ()))
+    graded: SessionGraded = _GRADED({**raw, "phases": phases})
+    return graded
+
+
+_GRADED = _generic(SessionGraded)
+
+
+_SESSION_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    **{cls.kind: _generic(cls) for cls in SESSION_TYPES},
+    AgentSandboxed.kind: _sandboxed,
+    SessionGraded.kind: _graded,
+}
+
+
+#: The kinds of triggers' records: engine inputs, decisions and observations.
+_ENGINE_KINDS = EVENT_KINDS | ACTION_KINDS | {cls.kind for cls in get_args(Observation)}
+
+
+def decode_entry(raw: dict[str, Any]) -> Entry:
+    """The entry a log line's object holds (``seq``, ``t``, ``kind`` and the record's fields).
+
+    A kind this changeup does not know becomes an :class:`UnknownRecord`; a known kind whose
+    fields do not fit raises :class:`~triggers.RecordError`.
+    """
+    kind = raw["kind"]
+    record: Record
+    if kind in _ENGINE_KINDS:
+        record = decode(raw)
+    else:
+        fields = {key: value for key, value in raw.items() if key not in ("seq", "t", "kind")}
+        session = _SESSION_DECODERS.get(kind)
+        if session is None:
+            record = UnknownRecord(kind, fields)
+        else:
+            try:
+                record = session(fields)
+            except (KeyError, TypeError, ValueError) as error:
+                raise RecordError(f"malformed {kind} record: {error}") from None
+    return Entry(raw["seq"], raw["t"], record)
