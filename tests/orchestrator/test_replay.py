@@ -9,23 +9,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.session.eventlog import EventLog
-from orchestrator.session.replay import replay_records
+from orchestrator.session.replay import _same, replay_records
 from tests.cli import REPO, changeup
 from triggers import (
+    Action,
     AgentOutput,
     AgentTurnEnded,
     ClockTick,
+    EndSession,
     Engine,
     Event,
     MessageDelivered,
+    MessageQueued,
     PhaseResult,
+    PhaseUnlocked,
     RecordError,
+    RunTests,
     SessionStarted,
     Spec,
     TestsResult,
+    TriggerCleared,
+    TriggerFired,
+    TriggerPending,
     build_spec,
 )
 
@@ -221,3 +231,28 @@ def test_a_log_that_starts_with_a_decision_is_refused_by_the_cli(tmp_path: Path)
     assert done.returncode == 1
     assert f"{log}: seq 1: a trigger.fired decision before any event" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+ACTIONS = st.one_of(
+    st.builds(TriggerPending, st.text(max_size=8), st.floats(0, 1e6)),
+    st.builds(TriggerCleared, st.text(max_size=8)),
+    st.builds(TriggerFired, st.text(max_size=8), st.text(max_size=20), st.integers(1, 9)),
+    st.builds(PhaseUnlocked, st.text(max_size=8), st.text(max_size=8)),
+    st.builds(MessageQueued, st.text(max_size=8), st.text(max_size=8), st.text(max_size=20), st.booleans()),
+    st.builds(RunTests, st.integers(1, 99), st.lists(st.text(max_size=6), max_size=3).map(tuple), st.text()),
+    st.builds(EndSession, st.text(max_size=12), st.text(max_size=12)),
+)
+
+
+@given(ACTIONS, ACTIONS)
+def test_a_decision_matches_exactly_the_record_to_record_writes(action: Action, other: Action) -> None:
+    """The compiled comparison agrees with comparing whole records: equal when the record is
+    the action's own, unequal when a field, the kind, or the set of keys differs."""
+    record = {"seq": 7, "t": 1.5, **action.to_record()}
+    assert _same(action, record, 1.5)
+    assert not _same(action, record, 2.5)
+    assert _same(action, {"seq": 7, "t": 1.5, **other.to_record()}, 1.5) == (action == other)
+    assert not _same(action, {**record, "extra": 1}, 1.5)
+    for field in action.to_record():
+        missing = {k: v for k, v in record.items() if k != field}
+        assert not _same(action, missing, 1.5)
