@@ -12,7 +12,10 @@ unlocks the first) it applies ``solutions/reference/<phase>/``:
 
 A broken variant is an overlay on the reference: where it has a folder for the phase, the
 folder applied is the reference's with the variant's files laid over it (theirs win) and the
-paths its ``.omit`` list names left out. Where it has none, the reference's is applied.
+paths its ``.omit`` list names left out. Where it has none, the reference's is applied. A
+variant's ``.followup/`` is an overlay on the same reference folder, with an ``.omit`` of its
+own: a variant that splits the reference over two commits omits files from the first and
+lists nothing but what differs (its message, its words) in the second.
 """
 
 from __future__ import annotations
@@ -72,20 +75,25 @@ class ScriptedAgent(TurnAgent):
             if not message.phase:
                 continue
             with tempfile.TemporaryDirectory(prefix="changeup-solution-") as scratch:
-                source = self._solution(ctx.challenge, message.phase, Path(scratch) / message.phase)
-                while source.is_dir():
+                for source in self._commits(ctx.challenge, message.phase, Path(scratch)):
                     await self._apply(ctx, source, f"Implement {message.phase}")
-                    source = source / FOLLOWUP
         return 0
 
-    def _solution(self, challenge: Challenge, phase: str, scratch: Path) -> Path:
-        """The folder to apply for ``phase``: the reference's, or (in ``scratch``) this variant's overlay."""
+    def _commits(self, challenge: Challenge, phase: str, scratch: Path) -> list[Path]:
+        """The folders to apply for ``phase``, a commit each: the reference's (and its follow-ups),
+        or this variant's overlays on it, written in ``scratch``."""
         reference = challenge.solution("reference", phase)
         overlay = challenge.solution(self.variant, phase)
         if overlay == reference or not overlay.is_dir():
-            return reference
-        _overlay(reference, overlay, scratch)
-        return scratch
+            overlay = reference
+        folders = []
+        while overlay.is_dir():
+            if overlay.is_relative_to(reference):  # the reference's own (follow-up) folder
+                folders.append(overlay)
+            else:
+                folders.append(_overlay(reference, overlay, scratch / str(len(folders))))
+            overlay = overlay / FOLLOWUP
+        return folders
 
     async def _apply(self, ctx: AgentContext, source: Path, default_message: str) -> None:
         deletions = source / DELETE_LIST
@@ -103,20 +111,22 @@ class ScriptedAgent(TurnAgent):
         await anyio.to_thread.run_sync(_commit, ctx.workspace, message)
 
 
-def _overlay(reference: Path, overlay: Path, into: Path) -> None:
-    """Write ``reference`` to ``into`` without what ``overlay``'s ``.omit`` names, then ``overlay`` over it.
+def _overlay(reference: Path, overlay: Path, into: Path) -> Path:
+    """Write ``reference`` to ``into`` without what ``overlay``'s ``.omit`` names, then ``overlay``
+    over it (the follow-ups of neither: each is a commit of its own); returns ``into``.
 
     The loader has checked that every omitted path is in ``reference``.
     """
     if reference.is_dir():
-        shutil.copytree(reference, into)
+        shutil.copytree(reference, into, ignore=shutil.ignore_patterns(FOLLOWUP))
     into.mkdir(parents=True, exist_ok=True)
     for _, path in omitted(overlay / OMIT_LIST):
         if (into / path).is_dir():
             shutil.rmtree(into / path)
         else:
             (into / path).unlink()
-    shutil.copytree(overlay, into, dirs_exist_ok=True, ignore=shutil.ignore_patterns(OMIT_LIST))
+    shutil.copytree(overlay, into, dirs_exist_ok=True, ignore=shutil.ignore_patterns(OMIT_LIST, FOLLOWUP))
+    return into
 
 
 def _delete(workspace: Path, patterns: list[str]) -> None:

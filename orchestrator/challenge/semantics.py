@@ -418,6 +418,8 @@ class Semantics:
             self.problems.append(Problem(str(omit), 0, 0, what))
         for omit in sorted(solutions.glob(f"broken/*/*/{OMIT_LIST}")):
             self.problems += _omit_problems(omit, solutions / "reference" / omit.parent.name)
+        for omit in sorted(solutions.glob(f"broken/*/*/.followup/{OMIT_LIST}")):  # an overlay too
+            self.problems += _omit_problems(omit, solutions / "reference" / omit.parent.parent.name)
 
 
 def omitted(omit: Path) -> list[tuple[int, str]]:

@@ -14,6 +14,7 @@ import pytest
 
 from orchestrator.agents import AgentContext, Message, ScriptedAgent
 from orchestrator.challenge.loader import load_challenge, validate
+from orchestrator.grading.git import git_sync
 from orchestrator.session.workspace import Workspace
 from tests.cli import REPO
 from triggers import AgentOutput, Event, Observation
@@ -101,6 +102,29 @@ async def test_the_reference_plays_as_before(challenge: Path, tmp_path: Path) ->
     assert said == ["Done.\n"]
 
 
+async def test_a_follow_up_overlays_the_reference_as_a_second_commit(challenge: Path, tmp_path: Path) -> None:
+    """A variant splits the reference over two commits: the first omits files, the follow-up
+    (only a message) brings the reference's files in, so the end state is the reference's."""
+    split = challenge / "solutions" / "broken" / "split" / "phase2"
+    write(split, {".omit": "NOTES.md\n", ".followup/.commit-message": "oops, forgot the notes\n"})
+    workspace, said = await play(challenge, "broken/split", tmp_path / "split")
+    reference, _ = await play(challenge, "reference", tmp_path / "reference")
+    assert files(workspace) == files(reference)
+    assert said == ["Done.\n", "Done.\n"]  # each commit says the reference's words
+    last = git_sync(["show", "--format=%s", "--name-only", "HEAD"], cwd=workspace).split()
+    assert last == ["oops,", "forgot", "the", "notes", "NOTES.md"]
+
+
+def test_a_follow_up_omit_is_checked_against_the_reference(challenge: Path) -> None:
+    """A follow-up's ``.omit`` names files of the reference's phase folder, like any overlay's."""
+    omit = challenge / "solutions" / "broken" / "mixed" / "phase2" / ".followup" / ".omit"
+    write(omit.parent, {".omit": "ZZZ.md\n"})
+    assert [str(p) for p in validate(challenge)] == [
+        f"{omit}:1:1: 'ZZZ.md' is not in solutions/reference/phase2/, so there is nothing to omit "
+        "(one path a line, relative to the phase folder)"
+    ]
+
+
 def test_omitting_a_file_the_reference_lacks_is_named(challenge: Path) -> None:
     """A ``.omit`` line naming no file of the reference's phase folder fails validation, at its line."""
     omit = challenge / "solutions" / "broken" / "mixed" / "phase2" / ".omit"
@@ -128,6 +152,8 @@ def test_no_broken_file_copies_the_reference(root: Path) -> None:
     copies = []
     for file in sorted(p for p in broken.rglob("*") if p.is_file()):
         _, phase, *inside = file.relative_to(broken).parts
+        if inside[:1] == [".followup"]:  # a follow-up is an overlay on the same reference folder
+            inside = inside[1:]
         same = reference.joinpath(phase, *inside)
         if same.is_file() and filecmp.cmp(file, same, shallow=False):
             copies.append(file.relative_to(root).as_posix())
