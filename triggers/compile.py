@@ -111,6 +111,13 @@ class Compiled:
         """The condition reads a test verdict (a phase's pass, or its counts)."""
         return any(dep.startswith(("tests:", "counts:")) for dep in self.deps)
 
+    @property
+    def reads_anchors(self) -> bool:
+        """The condition reads an anchor that moves (``idle``, ``phase_elapsed``): as one moves
+        on, an instant its value may flip at can come earlier than it was. Without one, those
+        instants only come later as time passes."""
+        return any(dep.startswith("anchor.") for dep in self.deps)
+
 
 def compile_condition(expr: Expr, globs: GlobTable) -> Compiled:
     """Compile a condition already resolved by :func:`triggers.typecheck.resolve`."""

@@ -6,7 +6,7 @@ import math
 import re
 from decimal import Decimal
 
-__all__ = ["UNITS", "DurationError", "format_duration", "parse_duration", "plain_decimal"]
+__all__ = ["UNITS", "DurationError", "format_duration", "format_moment", "parse_duration", "plain_decimal"]
 
 #: Seconds per unit. ``m`` and ``min`` are both minutes; there is no month.
 UNITS: dict[str, float] = {
@@ -20,6 +20,7 @@ UNITS: dict[str, float] = {
     "d": 86400.0,
 }
 
+_MILLISECOND = UNITS["ms"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
 
 
@@ -61,3 +62,27 @@ def plain_decimal(value: float) -> str:
     text = repr(value)
     # repr is already that unless it has an exponent (or is not a number: inf, nan).
     return text if "e" not in text and "n" not in text else format(Decimal(text), "f")
+
+
+def format_moment(seconds: float) -> str:
+    """A moment, as a firing's cause names it: exact units where they fit, else seconds to
+    the millisecond.
+
+    It is ``format_duration(round(seconds, 3))`` (``0s`` if that is not positive), written
+    out for the moments most causes name, a whole number of milliseconds but not of seconds,
+    without ``round(seconds, 3)`` (which goes through a decimal string) or a call of
+    ``format_duration``: every firing builds a cause. Below 1e12, ``seconds * 1000`` is
+    within 0.0001 of the exact product, so where it is not within 0.0001 of a half, its
+    nearest integer ``millis`` is that of the exact product, and ``millis / 1000`` is the
+    double nearest that many thousandths: what ``round`` returns. Of such a value
+    ``format_duration`` writes ``<millis>ms`` if ``millis`` milliseconds give it back, else
+    its ``repr`` in seconds (which has no exponent from 0.001 to 1e16).
+    ``tests/triggers/test_properties.py`` compares the two.
+    """
+    scaled = seconds * 1000
+    millis = round(scaled)
+    if 0 < scaled < 1e12 and -0.4999 < scaled - millis < 0.4999 and millis % 1000:
+        rounded = millis / 1000
+        return f"{millis}ms" if millis * _MILLISECOND == rounded else f"{rounded!r}s"
+    rounded = round(seconds, 3)
+    return format_duration(rounded) if rounded > 0 else "0s"

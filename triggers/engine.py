@@ -14,12 +14,13 @@ exposes as :attr:`Engine.next_wakeup` so the session knows when to send a ``cloc
 from __future__ import annotations
 
 import math
+from bisect import insort
 from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
 from typing import Any
 
 from triggers.compile import Compiled, GlobTable, compile_condition
-from triggers.durations import format_duration
+from triggers.durations import format_duration, format_moment
 from triggers.facts import Facts
 from triggers.globs import compile_glob
 from triggers.records import (
@@ -48,6 +49,7 @@ from triggers.spec import BRIEFING, Spec, TriggerSpec
 __all__ = ["Engine", "EngineError"]
 
 _INACTIVE, _PENDING, _FIRED, _DONE = range(4)
+_NEVER = math.inf  # a watch's wake-up when it has none in the heap
 #: How many instants a trigger's condition is looked ahead for one that time alone would make hold.
 _LOOKAHEAD = 64
 _STATE_NAMES = ("inactive", "pending", "fired", "done")
@@ -82,6 +84,7 @@ class _Watch:
         "cond",
         "count",
         "decisive",
+        "drifts",
         "end_reason",
         "evaluate",
         "facts",
@@ -108,6 +111,9 @@ class _Watch:
         self.evaluate = cond.evaluate
         self.next_change = cond.next_change
         self.timed = bool(cond.clocks)
+        # Whether the instant time alone may change its value can come earlier than it was
+        # (an anchor moved on); if not, a wake-up it has stays the earliest it needs.
+        self.drifts = cond.reads_anchors
         self.unlocks = spec.unlocks
         self.hold = spec.hold
         self.once = spec.once
@@ -125,7 +131,7 @@ class _Watch:
         self.since = 0.0
         self.count = 0
         #: the earliest wake-up this watch has in the engine's heap (inf: none)
-        self.wake = math.inf
+        self.wake = _NEVER
 
 
 class Engine:
@@ -165,7 +171,7 @@ class Engine:
         self._commits_fact = self._fact("commits")
         self._turns_fact = self._fact("turns")
         self.facts = Facts(len(self._globs))
-        self._files: set[str] = set()
+        self._files: set[str] = set()  # the files that match a glob some condition reads
         self._wakes: list[tuple[float, int]] = []
         self._requests = 0
         self._answered = 0  # the latest test request a result has answered
@@ -209,6 +215,9 @@ class Engine:
             names.add(f"phase:{watch.unlocks}")
         watch.facts = tuple(self._fact(name) for name in sorted(names))
         for name, fact in zip(sorted(names), watch.facts, strict=True):
+            # Only an anchor can only falsify (triggers.compile): a change of any other fact
+            # concerns its readers alone, which is all _tests_result looks at.
+            assert name not in only_falsify or name.startswith("anchor."), name
             (fact.falsified if name in only_falsify else fact.readers).add(index)
         watch.fired_fact = self._fact(f"fired:{watch.id}")
 
@@ -249,13 +258,6 @@ class Engine:
         t = event.t
         if t < facts.t:
             raise EngineError(f"{event.kind} at t={t} is earlier than t={facts.t}")
-        if isinstance(event, TestsResult) and event.request < self._answered:
-            # One runner answers requests in the order they were made; a log that says
-            # otherwise was reordered or edited, and its verdicts cannot be trusted.
-            raise EngineError(
-                f"tests.result for request {event.request} at t={t} arrived after the "
-                f"result for request {self._answered}; results must answer requests in order"
-            )
         facts.t = t
         wakes = self._wakes
         due = wakes[0][0] <= t if wakes else False
@@ -304,28 +306,38 @@ class Engine:
         return self._dirty_from(changed)
 
     def _tests_result(self, event: TestsResult, actions: list[Action]) -> set[int]:
+        if event.request < self._answered:
+            # One runner answers requests in the order they were made; a log that says
+            # otherwise was reordered or edited, and its verdicts cannot be trusted.
+            raise EngineError(
+                f"tests.result for request {event.request} at t={event.t} arrived after the "
+                f"result for request {self._answered}; results must answer requests in order"
+            )
         facts = self.facts
         unlocked, passing, passed, failed = facts.unlocked, facts.passing, facts.passed, facts.failed
-        changed: list[_Fact] = []
+        verdict_facts = self._verdict_facts
+        # A verdict is no anchor: whom its change may concern are its readers (see _watch).
+        dirty: set[int] = set()
         self._answered = event.request
         for result in event.phases:
             phase = result.phase
+            count_passed, count_failed = result.passed, result.failed
             if phase not in unlocked or (
-                passed.get(phase) == result.passed and failed.get(phase) == result.failed
+                passed.get(phase) == count_passed and failed.get(phase) == count_failed
             ):
                 continue  # the pass is a function of the counts: unchanged too
-            passed[phase] = result.passed
-            failed[phase] = result.failed
-            verdict_fact, counts_fact = self._verdict_facts[phase]
-            changed.append(counts_fact)
-            verdict = result.all_pass
+            passed[phase] = count_passed
+            failed[phase] = count_failed
+            verdict_fact, counts_fact = verdict_facts[phase]
+            dirty |= counts_fact.readers
+            verdict = count_failed == 0 and count_passed > 0  # result.all_pass, without a call
             if passing.get(phase) != verdict:
                 passing[phase] = verdict
-                changed.append(verdict_fact)
+                dirty |= verdict_fact.readers
         if self._settle_request is not None and event.request >= self._settle_request:
             self._settle_request = None
             self._settled = True
-        return self._dirty_from(changed)
+        return dirty
 
     def _commit(self, event: CommitMade, actions: list[Action]) -> set[int]:
         self.facts.commits += 1
@@ -359,20 +371,22 @@ class Engine:
 
     def _touch(self, changes: Iterable[FileChange], changed: list[_Fact], *, by_agent: bool = True) -> None:
         facts = self.facts
-        files, exists, touched = self._files, facts.glob_exists, facts.glob_changed
+        files, exists, touched, hits_of = self._files, facts.glob_exists, facts.glob_changed, self._glob_hits
         for change in changes:
             path = change.path
+            hits = hits_of.get(path)
+            if hits is None:  # paths recur: match each against the globs once
+                hits = hits_of[path] = tuple(
+                    i for i, pattern in enumerate(self._globs) if pattern.match(path) is not None
+                )
+            if not hits:
+                continue  # no condition can tell whether it exists: nothing to keep of it
             existed = path in files
             now = change.change != "deleted"
             if now:
                 files.add(path)
             else:
                 files.discard(path)
-            hits = self._glob_hits.get(path)
-            if hits is None:  # paths recur: match each against the globs once
-                hits = self._glob_hits[path] = tuple(
-                    i for i, pattern in enumerate(self._globs) if pattern.match(path) is not None
-                )
             for index in hits:
                 count = exists[index]
                 exists[index] = count + now - existed
@@ -442,12 +456,14 @@ class Engine:
     def _dirty_from(self, changed: Iterable[_Fact]) -> set[int]:
         """The watches that a change of these facts may affect."""
         dirty: set[int] = set()
+        armed = self._armed
         for fact in changed:
             dirty |= fact.readers
-            if fact.falsified:
+            falsified = fact.falsified
+            if falsified and not falsified.isdisjoint(armed):
                 # An inactive watch's condition was false at its last visit, and time alone
                 # cannot have turned it since (a wake-up would be due): it stays false.
-                dirty |= fact.falsified & self._armed
+                dirty |= falsified & armed
         return dirty
 
     def _due(self, t: float, dirty: set[int]) -> None:
@@ -456,7 +472,7 @@ class Engine:
             wake, index = heappop(wakes)
             watch = watches[index]
             if watch.wake == wake:
-                watch.wake = math.inf
+                watch.wake = _NEVER
                 dirty.add(index)
 
     def _evaluate(self, dirty: set[int], event: Event, actions: list[Action]) -> None:
@@ -471,71 +487,89 @@ class Engine:
         moved since) and fires if it is still ready, and the cascade goes on. So priority
         decides between unlockers even when one of them became ready through another
         trigger's firing. (The visit is written out here, not called: this loop runs on most
-        events, and a call per visit was a measurable share of a step.)
+        events, and a call per visit was a measurable share of a step. The queue is a sorted
+        list walked in place, not a heap: a firing that changes a fact is rare, and inserts
+        the watches it concerns into the part not yet visited, in order.)
         """
         watches, facts, armed, unlocked = self._watches, self.facts, self._armed, self.facts.unlocked
-        queue = sorted(dirty)  # a sorted list is a heap
+        never = _NEVER
+        queue = sorted(dirty)  # visited in order; what follows ``pos`` is still to visit, sorted
+        picking = False  # the queue's first watch was taken from ready: it fires if still ready
         ready: set[int] = set()
-        while queue or ready:
-            picked = not queue  # taken from ready: it fires if it is still ready
-            if picked:
-                index = min(ready)
-                ready.discard(index)
-            else:
-                index = heappop(queue)
-            watch = watches[index]
-            state = watch.state
-            if state == _DONE:
-                ready.discard(index)
-                continue
-            if watch.unlocks is not None and watch.unlocks in unlocked:
-                # A trigger that unlocks a phase fires only while that phase is locked.
-                if state == _PENDING:
-                    actions.append(watch.cleared)
-                self._retire(index, watch)
-                ready.discard(index)
-                continue
-            ripe = False  # ready to fire
-            if watch.evaluate(facts):
-                if state == _INACTIVE:
-                    if watch.hold:
-                        state = watch.state = _PENDING
-                        armed.add(index)
-                        watch.since = facts.t
-                        actions.append(TriggerPending(watch.id, facts.t))
-                    else:
-                        ripe = True
-                elif state == _PENDING and facts.t >= watch.since + watch.hold:
-                    if watch.reads_tests and self._answered < self._requests:
-                        self._overdue.add(index)  # the hold is over, but a newer verdict is coming
-                    else:
-                        ripe = True
-            elif state == _PENDING:
-                state = watch.state = _INACTIVE
-                armed.discard(index)
-                actions.append(watch.cleared)
-            elif state == _FIRED:
-                state = watch.state = _INACTIVE  # a repeating trigger re-arms once its condition lapses
-                armed.discard(index)
-            if not ripe:
-                if watch.timed or state == _PENDING:
-                    self._schedule(index, watch)
-                if ready:
+        while True:
+            for pos, index in enumerate(queue):
+                watch = watches[index]
+                state = watch.state
+                if state == _DONE:
                     ready.discard(index)
-            elif watch.decisive and not picked:
-                ready.add(index)
-            else:
-                changed = self._fire(index, watch, event, actions)
-                if self.ended is not None:
-                    return
-                for other in self._dirty_from(changed):
-                    if other not in queue:  # one already queued is visited once, in its turn
-                        heappush(queue, other)
+                    continue
+                if watch.unlocks is not None and watch.unlocks in unlocked:
+                    # A trigger that unlocks a phase fires only while that phase is locked.
+                    if state == _PENDING:
+                        actions.append(watch.cleared)
+                    self._retire(index, watch)
+                    ready.discard(index)
+                    continue
+                ripe = False  # ready to fire
+                if watch.evaluate(facts):
+                    if state == _INACTIVE:
+                        if watch.hold:
+                            state = watch.state = _PENDING
+                            armed.add(index)
+                            watch.since = facts.t
+                            actions.append(TriggerPending(watch.id, facts.t))
+                            if watch.timed:  # its hold may end before its clocks next flip
+                                self._schedule(index, watch)
+                        else:
+                            ripe = True
+                    elif state == _PENDING and facts.t >= watch.since + watch.hold:
+                        if watch.reads_tests and self._answered < self._requests:
+                            self._overdue.add(index)  # the hold is over, but a newer verdict is coming
+                        else:
+                            ripe = True
+                elif state == _PENDING:
+                    state = watch.state = _INACTIVE
+                    armed.discard(index)
+                    actions.append(watch.cleared)
+                elif state == _FIRED:
+                    state = watch.state = _INACTIVE  # a repeating trigger re-arms once its condition lapses
+                    armed.discard(index)
+                if not ripe:
+                    # A wake-up already in the heap is the earliest it needs unless an anchor it
+                    # reads moved on (see _schedule): the common visit computes none.
+                    if (watch.timed or state == _PENDING) and (watch.wake == never or watch.drifts):
+                        self._schedule(index, watch)
+                    if ready:
+                        ready.discard(index)
+                elif watch.decisive and not (picking and pos == 0):
+                    ready.add(index)
+                else:
+                    changed = self._fire(index, watch, event, actions)
+                    if self.ended is not None:
+                        return
+                    if changed:
+                        rest = queue[pos + 1 :]
+                        for other in self._dirty_from(changed):
+                            if other not in rest:  # one already queued is visited once, in its turn
+                                insort(queue, other, pos + 1)
+            if not ready:
+                return
+            queue = [min(ready)]
+            ready.discard(queue[0])
+            picking = True
 
     def _schedule(self, index: int, watch: _Watch) -> None:
-        """Ask to be woken when time alone may change this (live) watch."""
+        """Ask to be woken when time alone may change this (live) watch.
+
+        A wake-up pushed is the earlier of the instant its clocks next flip and, while it is
+        pending, its hold's end. Unless the watch reads an anchor that moves (``drifts``),
+        the instant its clocks next flip only comes later as time passes, and a hold's end
+        is later for each new hold. So while a wake-up of such a watch is in the heap, only
+        its going pending can call for an earlier one, and only if it has clocks (the hold
+        may end before they flip): _evaluate computes none on the other visits.
+        """
         facts = self.facts
-        wake = watch.next_change(facts) if watch.timed else math.inf
+        wake = watch.next_change(facts) if watch.timed else _NEVER
         if watch.state == _PENDING:
             due = watch.since + watch.hold
             if facts.t < due < wake:  # if due is past, the verdict it waits for wakes it
@@ -553,13 +587,11 @@ class Engine:
             self._end(EndSession(watch.end_reason, watch.cond.text), actions)
             return []
         watch.count += 1
-        cause = f"{watch.label} held on {event.kind} at {_when(facts.t)}"
+        cause = f"{watch.label} held on {event.kind} at {format_moment(facts.t)}"
         if watch.hold > 0:
-            cause += f" for {format_duration(watch.hold)} since {_when(watch.since)}"
+            cause += f" for {format_duration(watch.hold)} since {format_moment(watch.since)}"
         actions.append(TriggerFired(watch.id, cause, watch.count))
-        changed: list[_Fact] = []
-        if watch.id not in facts.fired:
-            changed.append(watch.fired_fact)
+        changed: list[_Fact] = [] if watch.id in facts.fired else [watch.fired_fact]
         facts.fired[watch.id] = watch.count
         if watch.once:
             self._retire(index, watch)
@@ -593,9 +625,3 @@ class Engine:
     def _end(self, end: EndSession, actions: list[Action]) -> None:
         self.ended = end
         actions.append(end)
-
-
-def _when(seconds: float) -> str:
-    """A moment for messages: exact units where they fit, else seconds to the millisecond."""
-    rounded = round(seconds, 3)
-    return format_duration(rounded) if rounded > 0 else "0s"

@@ -5,12 +5,15 @@ That its decisions do not depend on its optimisations is ``test_differential``'s
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from collections import Counter
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.triggers.strategies import PHASES, specs, streams
 from triggers import (
@@ -26,8 +29,10 @@ from triggers import (
     TriggerFired,
     build_spec,
     decode,
+    format_duration,
     records,
 )
+from triggers.durations import format_moment
 from triggers.records import Event
 
 
@@ -113,6 +118,48 @@ def test_fired_cause_names_the_condition() -> None:
     engine = Engine(build_spec(PHASES[:2], [{"id": "go", "condition": "ALWAYS", "message": "m"}]))
     fire = next(a for a in engine.step(SessionStarted(0.0)) if isinstance(a, TriggerFired))
     assert fire.cause == "ALWAYS held on session.started at 0s"
+
+
+#: Moments as causes name them: any time, and times a hair either side of a half millisecond,
+#: where rounding to the millisecond is decided by the last bits.
+MOMENTS = st.one_of(
+    st.floats(0.0, 1e13),
+    st.integers(0, 10**12)
+    .map(lambda m: (m + 0.5) / 1000)
+    .flatmap(lambda x: st.sampled_from([x, math.nextafter(x, 0.0), math.nextafter(x, math.inf)])),
+    st.integers(0, 10**13).map(lambda m: m / 1000),
+)
+
+
+@settings(max_examples=3000)
+@given(MOMENTS)
+def test_a_cause_names_its_moment_as_the_duration_to_the_millisecond(seconds: float) -> None:
+    """A cause's moment is ``format_duration`` of it rounded to the millisecond, ``0s`` if
+    that is not positive: the words every logged cause has used."""
+    rounded = round(seconds, 3)
+    assert format_moment(seconds) == (format_duration(rounded) if rounded > 0 else "0s")
+
+
+def test_records_are_built_field_by_field_as_dataclasses_are() -> None:
+    """Every record takes its fields by position and by keyword, in order, fills in its
+    defaults, refuses a missing or extra argument, and stays frozen."""
+    for cls in records._FIELDS:
+        names = [f.name for f in dataclasses.fields(cls)]
+        values = [f"value of {name}" for name in names]
+        by_position, by_keyword = cls(*values), cls(**dict(zip(names, values, strict=True)))
+        assert [getattr(by_position, name) for name in names] == values
+        assert by_keyword == by_position
+        required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
+        least = cls(*values[: len(required)])
+        for field in dataclasses.fields(cls)[len(required) :]:
+            assert getattr(least, field.name) == field.default
+        with pytest.raises(TypeError, match=cls.__name__):
+            cls(*values, "one too many")
+        if required:
+            with pytest.raises(TypeError, match=required[-1]):
+                cls(*values[: len(required) - 1])
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(by_position, names[0], "changed")
 
 
 def test_outcomes_without_detail_decode() -> None:
