@@ -16,6 +16,12 @@ seam              real                                       what it does
 ``Agent``         :mod:`orchestrator.agents`                 the agent, for the whole session
 ================  =========================================  ===================================
 
+A matrix (:mod:`orchestrator.matrix`) reaches its sessions through one more seam,
+``SessionRunner``: it runs one attempt of a cell, a whole session, and hands back its run
+folder. :class:`~orchestrator.matrix.local.LocalBackend` runs them in this process; a Ray
+backend would run each on a worker and bring the folder back. Its fake, in ``tests/fakes.py``
+too, writes the run folder a session would.
+
 Time is no seam: the session reads the event loop's clock (``anyio.current_time``) and sleeps on
 it, so tests run it on trio's ``MockClock``, where hours pass in milliseconds.
 """
@@ -30,11 +36,12 @@ if TYPE_CHECKING:
     from orchestrator.agents.base import AgentContext, Mailbox
     from orchestrator.challenge.model import Challenge
     from orchestrator.grading.testrun import TestRun
+    from orchestrator.matrix.cells import SessionOrder
     from orchestrator.session.watcher import Batch
 
 from orchestrator.session.workspace import EMPTY_TREE
 
-__all__ = ["Agent", "Repository", "TestRunner", "Watcher"]
+__all__ = ["Agent", "Repository", "SessionRunner", "TestRunner", "Watcher"]
 
 
 class Repository(Protocol):
@@ -99,3 +106,17 @@ class Agent(Protocol):
 
     async def run(self, ctx: AgentContext, mailbox: Mailbox) -> None:
         """Work until cancelled (or, for an agent that can exit, until it does)."""
+
+
+class SessionRunner(Protocol):
+    """Runs matrix attempts, each one whole session, up to ``capacity`` at a time."""
+
+    #: How many sessions it runs at once; the driver never hands it more.
+    capacity: int
+
+    async def run(self, order: SessionOrder) -> Path:
+        """Run the session ``order`` describes, to its end, in the run folder ``order.folder``;
+        return that folder, which holds the session's ``report.json`` (docs/report.md).
+
+        Raises only when the session could not be run at all; the driver records that attempt
+        as crashed and goes on."""

@@ -1,4 +1,5 @@
-"""In-memory stand-ins for the session's seams: workspace, watcher, test runner, agent.
+"""In-memory stand-ins for the session's seams: workspace, watcher, test runner, agent; and a
+matrix's session runner.
 
 One fake per seam of :mod:`orchestrator.seams`, each faithful to its contract. A
 :class:`World` is a dict of file contents. Writing to it queues a change batch for the fake
@@ -11,14 +12,17 @@ the event loop's clock only, so sessions run on trio's ``MockClock`` in millisec
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 
 from orchestrator.agents import AgentContext, Message, TurnAgent
 from orchestrator.grading.testrun import TestRun
+from orchestrator.matrix.cells import SessionOrder
 from orchestrator.session.watcher import Batch
 from orchestrator.session.workspace import EMPTY_TREE
 from triggers import FileChange, PhaseResult
@@ -166,3 +170,36 @@ def passes_when(marker: dict[str, str]) -> Verdict:
         return (2, 0) if ok else (0, 2)
 
     return verdict
+
+
+class FakeSessionRunner:
+    """A session runner that makes the run folder a session would: ``order.folder`` (with a
+    suffix if it exists, as :meth:`RunFolder.new` does) holding the ``report.json`` that
+    ``report(order)`` gives. It counts the sessions running at once; ``gate``, once set, lets
+    them end (until then they wait, as a long session does)."""
+
+    def __init__(self, report: Callable[[SessionOrder], dict[str, Any]], capacity: int = 2) -> None:
+        self.report = report
+        self.capacity = capacity
+        self.orders: list[SessionOrder] = []
+        self.running = 0
+        self.most = 0
+        self.gate: anyio.Event | None = None
+
+    async def run(self, order: SessionOrder) -> Path:
+        self.orders.append(order)
+        self.running += 1
+        self.most = max(self.most, self.running)
+        try:
+            await anyio.sleep(1)  # a session takes time: others start meanwhile
+            if self.gate is not None:
+                await self.gate.wait()
+            folder, n = order.folder, 1
+            while folder.exists():
+                n += 1
+                folder = order.folder.with_name(f"{order.name}-{n}")
+            folder.mkdir(parents=True)
+            (folder / "report.json").write_text(json.dumps(self.report(order)))
+            return folder
+        finally:
+            self.running -= 1

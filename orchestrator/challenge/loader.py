@@ -8,21 +8,18 @@ checked together so one run lists every problem.
 
 from __future__ import annotations
 
-import types
-import typing
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from orchestrator.challenge.model import (
     ID_RULES,
     Challenge,
     ChallengeFile,
 )
+from orchestrator.challenge.schema_problems import schema_problems
 from orchestrator.challenge.semantics import Semantics
-from orchestrator.challenge.sourcemap import Path_, Problem, SourceError, SourceMap, load_yaml
-from triggers.typecheck import did_you_mean
+from orchestrator.challenge.sourcemap import Problem, SourceError, load_yaml
 
 __all__ = [
     "ChallengeError",
@@ -92,62 +89,5 @@ def _load(path: Path) -> Challenge | list[Problem]:
     try:
         model = ChallengeFile.model_validate(data).challenge
     except ValidationError as error:
-        return sorted({_schema_problem(e, source) for e in error.errors()})
+        return schema_problems(error, source, ChallengeFile, ID_RULES)
     return Semantics(model, root, source).run()
-
-
-# --- schema errors -----------------------------------------------------------------------
-
-
-def _schema_problem(error: Any, source: SourceMap) -> Problem:
-    loc: Path_ = tuple(error["loc"])
-    kind = error["type"]
-    where = _describe(loc[:-1]) if loc else "the file"
-    if kind == "extra_forbidden":
-        allowed = _fields_at(loc[:-1])
-        hint = did_you_mean(str(loc[-1]), allowed)
-        return source.problem(
-            loc, f"unknown key {loc[-1]!r} in {where}{hint} (expected one of: {', '.join(allowed)})", key=True
-        )
-    if kind == "missing":
-        return source.problem(loc[:-1], f"missing required key {loc[-1]!r} in {where}", key=True)
-    if kind == "string_pattern_mismatch":
-        rule = ID_RULES[error["ctx"]["pattern"]]
-        return source.problem(loc, f"{_describe(loc)}: {error['input']!r} must {rule}")
-    message = str(error["msg"]).removeprefix("Value error, ")
-    message = message.replace("Input should be", "expected").replace("String should", "text should")
-    value = error.get("input")
-    if not isinstance(value, dict | list) and repr(value) not in message:
-        message += f", got {value!r}"
-    return source.problem(loc, f"{_describe(loc)}: {message}")
-
-
-def _describe(loc: Path_) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "the file"
-
-
-def _fields_at(loc: Path_) -> list[str]:
-    """The keys allowed in the mapping at ``loc``, walking the models' annotations."""
-    current: Any = ChallengeFile
-    for part in loc:
-        current = _unwrap(current)
-        if isinstance(part, int):
-            args = typing.get_args(current)
-            current = args[0] if args else current
-        elif isinstance(current, type) and issubclass(current, BaseModel):
-            field = next(f for name, f in current.model_fields.items() if part in (name, f.alias))
-            current = field.annotation
-    current = _unwrap(current)
-    assert isinstance(current, type)
-    assert issubclass(current, BaseModel)
-    return [f.alias or name for name, f in current.model_fields.items()]
-
-
-def _unwrap(annotation: Any) -> Any:
-    """Strip ``X | None`` down to ``X``."""
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
-    return annotation

@@ -20,7 +20,6 @@ re-creates the host's top-level links (``/lib`` → ``usr/lib`` on merged-``/usr
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -30,11 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.grading.venvs import (
-    READY,
     Environment,
     EnvironmentFailure,
     cache_root,
-    check_seal,
+    cached,
     freeze,
     remove,
     seal,
@@ -64,19 +62,14 @@ class Runtime:
 
 
 def runtime_for(environment: Environment) -> Runtime:
-    """The private runtime of ``environment`` (a grading environment), built if no one has yet."""
+    """The private runtime of ``environment`` (a grading environment), built if no one has yet
+    (aside, then published whole: see :func:`~orchestrator.grading.venvs.cached`)."""
     folder = cache_root() / "runtime"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / environment.prefix.name
-    with (folder / f"{target.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / READY).exists() or check_seal(target):
-            _build(target, environment)
-    return Runtime(target)
+    return Runtime(cached(folder, environment.prefix.name, lambda target: _build(target, environment)))
 
 
 def _build(target: Path, environment: Environment) -> None:
-    remove(target)
+    """Build in the empty folder ``target``; sealed and read-only when done."""
     root = target / "root"
     try:
         paths = _interpreter_paths(environment)

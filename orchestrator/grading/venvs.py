@@ -16,8 +16,16 @@ pytest comes from changeup's own installation (it is a runtime dependency): its 
 those of the distributions it needs, are copied into the new environment, so building needs
 no network unless the challenge asks for requirements (then pip installs them). The key
 covers the Python, the requirements and that pytest's version, so equal requirements
-share environments across challenges and runs. Building takes a file lock, so concurrent
-runs build once, and ``.ready`` is written only when a build is complete.
+share environments across challenges and runs.
+
+Concurrent runs (a matrix runs K sessions at once, in threads and processes) share the cache
+safely (:func:`cached`): a build takes the key's file lock, so equal requirements are built
+once; it builds *aside*, in a folder of its own named ``<key>.<random>`` (a venv's scripts
+name their own path, so a build is never moved), and publishes it whole by renaming a link
+``<key>`` → that folder into place, which is atomic. So the published path never shows a
+half-built environment, a builder killed mid-build leaves only an unpublished folder (the
+next builder removes it), and a rebuild (of a build whose seal broke) never deletes the
+folder a running session is graded on: that session keeps the build it started with.
 
 A build that fails is an environment failure: the run is invalid, never an agent's zero.
 """
@@ -34,7 +42,8 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +57,7 @@ __all__ = [
     "Environments",
     "agent_environment",
     "cache_root",
+    "cached",
     "check_seal",
     "environments_for",
     "freeze",
@@ -60,7 +70,7 @@ __all__ = [
 BUILD_TIMEOUT = 900.0
 _PYTEST_SCRIPT = "import sys\nfrom pytest import console_main\n\nsys.exit(console_main())\n"
 #: How environments are built; a new recipe builds new ones (the old stay, unused).
-RECIPE = 3
+RECIPE = 4
 SEAL = ".seal.json"
 READY = ".ready"
 
@@ -145,25 +155,52 @@ def agent_environment(requirements: Sequence[str]) -> Environment:
 
 
 def _environment(requirements: Sequence[str], role: str) -> Environment:
+    # The agent gets pip (its environment is read-only; pip says so, and a venv of its own
+    # works); a grading environment gets it only to install requirements.
+    with_pip = role == "agent" or bool(requirements)
     folder = cache_root() / role
+    return Environment(cached(folder, _key(requirements, role), lambda t: _build(t, requirements, with_pip)))
+
+
+def cached(folder: Path, key: str, build: Callable[[Path], None]) -> Path:
+    """The published, sealed build of ``key`` in ``folder``; built first if there is none.
+
+    Under the key's file lock: a published build whose seal holds is returned as it is;
+    otherwise what a killed builder left is removed, ``build`` fills a fresh folder
+    ``<key>.<random>`` (it must :func:`seal` it, or raise), and the link ``<key>`` is renamed
+    onto it. Returns the build's own folder, not the link, so a caller keeps this build even
+    if a later one replaces it.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / _key(requirements, role)
-    with (folder / f"{target.name}.lock").open("w") as lock:
+    link = folder / key
+    with (folder / f"{key}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        problems = check_seal(target) if (target / READY).exists() else ["not built"]
-        if problems:
-            # The agent gets pip (its environment is read-only; pip says so, and a venv of its
-            # own works); a grading environment gets it only to install requirements.
-            _build(target, requirements, with_pip=role == "agent" or bool(requirements))
-    return Environment(target)
+        # A folder at the link's place is a build of changeup's before, made in place.
+        published = folder / os.readlink(link) if link.is_symlink() else link if link.is_dir() else None
+        if published is not None and (published / READY).exists() and not check_seal(published):
+            return published
+        if link.is_dir() and not link.is_symlink():
+            remove(link)  # unfinished or broken, and no builder of its own can be at work: we hold the lock
+        for unfinished in folder.glob(f"{key}.*"):
+            # Only a builder holding the lock writes here: one without .ready was killed.
+            if unfinished.is_dir() and not unfinished.is_symlink() and not (unfinished / READY).exists():
+                remove(unfinished)
+        target = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=folder))
+        build(target)
+        staged = folder / f".{key}.link"
+        staged.unlink(missing_ok=True)
+        staged.symlink_to(target.name)
+        # rename(2) replaces the old link in one step: readers see the old build or the new one.
+        staged.replace(link)
+        return target
 
 
 # --- building ---------------------------------------------------------------------------------
 
 
-def _build(target: Path, requirements: Sequence[str], *, with_pip: bool) -> None:
-    """Build in place (a venv's scripts name their own path); sealed and read-only when done."""
-    remove(target)
+def _build(target: Path, requirements: Sequence[str], with_pip: bool) -> None:
+    """Build in the empty folder ``target``, where it stays (a venv's scripts name their own
+    path); sealed and read-only when done."""
     try:
         _run([sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(target)])
         environment = Environment(target)

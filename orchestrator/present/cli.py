@@ -25,6 +25,7 @@ from orchestrator.grading.agent_sandbox import Share
 from orchestrator.grading.venvs import EnvironmentFailure
 from orchestrator.present.exits import EXIT_TABLE, BadInput, Exit, failures
 from orchestrator.present.logging_config import configure
+from orchestrator.present.matrix_cli import compare_command, review_command, run_matrix
 from orchestrator.present.phrases import clock
 from orchestrator.present.terminal import print_outcome, print_summary
 from orchestrator.present.timeline import describe, lines, play
@@ -76,6 +77,8 @@ def cli() -> None:
     See what happened:   changeup show runs/<run>      (report.html is in the run folder)
     Check the decisions: changeup replay runs/<run>    (--rescore: re-grade with today's tests)
     Trust the graders:   changeup calibrate challenges/*
+    Many runs, one call: changeup run --matrix docs/examples/v6-v7.yaml --out results
+    Compare them:        changeup compare results    (and changeup review results)
     Write a challenge:   changeup new my-challenge --pattern pivot
     Check it:            changeup validate my-challenge
     Editor completion:   changeup schema > challenge.schema.json
@@ -173,23 +176,29 @@ class _StatusLine:
         )
 
 
-def _challenge_folder(_: click.Context, __: click.Parameter, path: Path) -> Path:
-    """A CHALLENGE argument that names something (what it holds, the loader checks)."""
-    if not path.exists():
-        raise click.BadParameter(f"no such challenge folder: {path}")
-    return path
+def _challenge_folders(_: click.Context, __: click.Parameter, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """CHALLENGE arguments that name something (what they hold, the loader checks)."""
+    for path in paths:
+        if not path.exists():
+            raise click.BadParameter(f"no such challenge folder: {path}")
+    return paths
 
 
 @cli.command("run", epilog="\b\nExit status:\n" + EXIT_TABLE)
 @click.argument(
-    "challenge_path", metavar="CHALLENGE", type=click.Path(path_type=Path), callback=_challenge_folder
+    "challenge_paths",
+    metavar="CHALLENGE...",
+    nargs=-1,
+    type=click.Path(path_type=Path),
+    callback=_challenge_folders,
 )
 @click.option(
     "--agent",
-    "agent_spec",
-    default="scripted",
+    "agent_specs",
+    multiple=True,
+    default=["scripted"],
     show_default=True,
-    help="Who does the work:\n\n\b\n" + SPEC_HELP,
+    help="Who does the work (repeat it for a matrix of agents):\n\n\b\n" + SPEC_HELP,
 )
 @click.option(
     "--agent-option",
@@ -201,9 +210,7 @@ def _challenge_folder(_: click.Context, __: click.Parameter, path: Path) -> Path
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
-    default=Path("runs"),
-    show_default=True,
-    help="Folder the run folder is created in.",
+    help="Folder the run folder is created in (default: runs); for a matrix, its RESULTS folder (required).",
 )
 @click.option(
     "--debounce",
@@ -235,6 +242,27 @@ def _challenge_folder(_: click.Context, __: click.Parameter, path: Path) -> Path
     show_default=True,
     help="Whether the agent keeps the network (agents call their model); 'none' cuts it.",
 )
+@click.option(
+    "--matrix",
+    "matrix_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Run the matrix this file declares (docs/compare.md) instead of CHALLENGE... --agent ...",
+)
+@click.option(
+    "--trials", type=click.IntRange(min=1), help="A matrix: sessions per challenge and agent (default 1)."
+)
+@click.option("--concurrency", type=click.IntRange(min=1), help="A matrix: sessions at a time (default 1).")
+@click.option(
+    "--retry-invalid", type=click.IntRange(min=0), help="A matrix: retries of an invalid run (default 0)."
+)
+@click.option(
+    "--new", is_flag=True, help="A matrix: start afresh; earlier results in --out are moved aside, whole."
+)
+@click.option(
+    "--change-rule",
+    metavar="REASON",
+    help="A matrix: accept a changed decision rule; it is recorded in the manifest with REASON.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No live status line.")
 @click.option(
     "--verbose",
@@ -243,14 +271,20 @@ def _challenge_folder(_: click.Context, __: click.Parameter, path: Path) -> Path
     help="Show every diagnostic event, not only warnings and errors (CHANGEUP_LOG=json: as JSON lines).",
 )
 def run_command(
-    challenge_path: Path,
-    agent_spec: str,
+    challenge_paths: tuple[Path, ...],
+    agent_specs: tuple[str, ...],
     agent_options: tuple[str, ...],
-    out: Path,
+    out: Path | None,
     debounce: float,
     judge_spec: str,
     agent_shares: tuple[str, ...],
     agent_network: str,
+    matrix_file: Path | None,
+    trials: int | None,
+    concurrency: int | None,
+    retry_invalid: int | None,
+    new: bool,
+    change_rule: str | None,
     quiet: bool,
     verbose: bool,
 ) -> None:
@@ -260,13 +294,30 @@ def run_command(
     report.json/report.md/report.html. Nothing is made when the input is bad: the challenge,
     the agent (installed? its script there?) and --out are checked first.
 
+    Several challenges or agents, --trials, --concurrency, --retry-invalid, --new or --matrix
+    make a matrix (docs/compare.md): every challenge x agent x trial, --concurrency at a
+    time, into --out RESULTS under a manifest frozen before the first session. The same
+    command again resumes it; then it prints the comparison and writes RESULTS/compare.*.
+
     \b
     Examples:
       changeup run challenges/export-time
       changeup run challenges/export-time --agent scripted:broken/suffix-only
       changeup run challenges/export-time --agent 'command:./my-agent.sh'
       changeup run challenges/export-time --agent claude-code --agent-option model=sonnet
+      changeup run challenges/export-time challenges/normalize-tags --agent scripted \\
+          --agent scripted:broken/suffix-only --trials 3 --concurrency 2 --out results/demo
+      changeup run --matrix docs/examples/v6-v7.yaml --out results/v6-v7 --concurrency 2
     """
+    params = dict(click.get_current_context().params)
+    matrix_only = (trials, concurrency, retry_invalid, matrix_file, change_rule)
+    if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
+        params["options"] = _agent_options(agent_options)
+        run_matrix(click.get_current_context(), params)
+        return
+    if not challenge_paths:
+        raise click.UsageError("give a CHALLENGE folder (or --matrix FILE)")
+    (challenge_path,), (agent_spec,), out = challenge_paths, agent_specs, out or Path("runs")
     configure(verbose=verbose)
     try:
         challenge = load_challenge(challenge_path)
@@ -712,6 +763,10 @@ def report_command(run: Path, challenge_path: Path | None) -> None:
     write_reports(challenge, folder)
     for name in ("report.json", "report.md", "report.html"):
         click.echo(folder.path / name)
+
+
+cli.add_command(compare_command)
+cli.add_command(review_command)
 
 
 def main() -> None:

@@ -1,0 +1,82 @@
+"""The cells of a matrix, and the order that runs one attempt of a cell.
+
+A cell is one challenge x agent x mode x trial: one session's worth of evidence. An attempt
+is one session run for a cell; a cell has more than one attempt only when one was
+interrupted or invalid (``attempts.py``). A :class:`SessionOrder` is everything a session
+runner (:class:`~orchestrator.seams.SessionRunner`) needs to run one attempt, wherever it
+runs: plain data, so a remote backend can ship it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Cell", "SessionOrder", "cells_of", "run_name"]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Cell:
+    """One challenge x agent x mode x trial."""
+
+    challenge: str
+    agent: str
+    mode: str
+    trial: int
+
+    def key(self) -> dict[str, Any]:
+        """As JSON: ``{challenge, agent, mode, trial}``."""
+        return {"challenge": self.challenge, "agent": self.agent, "mode": self.mode, "trial": self.trial}
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Cell:
+        """From :meth:`key`'s form."""
+        return cls(str(record["challenge"]), str(record["agent"]), str(record["mode"]), int(record["trial"]))
+
+    def __str__(self) -> str:
+        return f"{self.challenge} · {self.agent} · {self.mode} · trial {self.trial}"
+
+
+def cells_of(
+    challenges: Sequence[str], agents: Sequence[str], modes: Sequence[str], trials: int
+) -> Iterator[Cell]:
+    """Every cell, trial by trial, so each agent's first results come in early and side by side."""
+    for trial in range(1, trials + 1):
+        for challenge in challenges:
+            for mode in modes:
+                for agent in agents:
+                    yield Cell(challenge, agent, mode, trial)
+
+
+def run_name(cell: Cell, attempt: int) -> str:
+    """The run folder's name of attempt ``attempt`` of ``cell``: who, what and which, readable."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", cell.agent).strip("-") or "agent"
+    return f"{cell.challenge}--{slug}--{cell.mode}--t{cell.trial}--a{attempt}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOrder:
+    """One attempt of one cell, as a session runner receives it."""
+
+    cell: Cell
+    attempt: int
+    #: The challenge folder, as the driver loaded it (a remote backend ships it to its worker).
+    challenge: Path
+    #: The ``--agent`` spec of this trial and its ``--agent-option`` pairs.
+    agent: str
+    #: Where the run folder is made, and its name (:func:`run_name`).
+    out: Path
+    name: str
+    options: dict[str, str] = field(default_factory=dict)
+    judge: str = "rules"
+    network: bool = True
+    shares: tuple[str, ...] = ()
+    debounce: float = 0.3
+
+    @property
+    def folder(self) -> Path:
+        """The run folder this order makes."""
+        return self.out / self.name

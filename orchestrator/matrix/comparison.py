@@ -1,0 +1,259 @@
+"""The comparison of a RESULTS folder: ``compare.json``, from the manifest, the attempts and the reviews.
+
+Built from what RESULTS holds and nothing else, so ``changeup compare`` can run at any time,
+during a matrix run too (an attempt still running counts as not run). The schema
+(``compare_version`` 1) is documented in docs/compare.md. Two comparisons of the same
+outcomes are equal except for timings (keys ending ``_seconds``, ``frozen_at``, ``at``) and
+provenance (``provenance``, and each row's ``attempt`` and ``run``): a resumed matrix gives
+the comparison an uninterrupted one gives.
+"""
+
+from __future__ import annotations
+
+import statistics as stats
+from collections.abc import Sequence
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from orchestrator.challenge.model import PATTERNS
+from orchestrator.matrix.attempts import NOT_VALID, AttemptsLog, counted
+from orchestrator.matrix.cells import cells_of
+from orchestrator.matrix.decision import evaluate
+from orchestrator.matrix.manifest import current_decision, read_manifest
+from orchestrator.matrix.outcomes import ComparisonError, trial_row, unrun_row
+from orchestrator.matrix.review import Reviews
+from orchestrator.matrix.statistics import FEW_CHALLENGES, difference, pass_all_k, pass_at_k, rate
+
+__all__ = ["COMPARE_VERSION", "ComparisonError", "build_comparison"]
+
+COMPARE_VERSION = 1
+
+
+def build_comparison(results: Path) -> dict[str, Any]:
+    """The comparison of the matrix in ``results``."""
+    manifest = read_manifest(results)
+    if manifest is None:
+        raise ComparisonError(
+            f"{results}: no manifest.json here; a matrix's results folder is the --out of "
+            "`changeup run CHALLENGE... --agent A --agent B` or of `changeup run --matrix FILE`"
+        )
+    log = AttemptsLog(results, writer=False)
+    reviews = Reviews(results)
+    challenges = [c["id"] for c in manifest["challenges"]]
+    agents = [a["name"] for a in manifest["agents"]]
+    modes = list(manifest["modes"])
+    trials = []
+    for cell in cells_of(challenges, agents, modes, manifest["trials"]):
+        history = log.history(cell)
+        standing = counted(history)
+        invalid = sum(a.status in NOT_VALID for a in history)
+        trials.append(
+            unrun_row(cell) if standing is None else trial_row(results, cell, standing, reviews, invalid)
+        )
+    rule = current_decision(manifest)
+    attempts = sorted(log.attempts.values(), key=lambda a: a.id)
+    return {
+        "compare_version": COMPARE_VERSION,
+        "matrix": _matrix(manifest),
+        "done": {"cells": len(trials), "not_run": sum(t["status"] == "not run" for t in trials)},
+        "cells": [
+            _cell([t for t in trials if (t["challenge"], t["agent"], t["mode"]) == (c, a, m)])
+            for c in challenges
+            for m in modes
+            for a in agents
+        ],
+        "agents": [_agent(a, m, trials, challenges) for m in modes for a in agents],
+        "differences": [
+            _difference(a, b, m, trials, challenges) for m in modes for a, b in combinations(agents, 2)
+        ],
+        "pairs": _pairs(trials, agents),
+        "trials": trials,
+        "decision": None if rule is None else {**evaluate(rule, trials), "rule": rule},
+        "decision_changes": manifest.get("decision_changes") or [],
+        "reviews": _review_counts(trials),
+        "not_covered": _not_covered(manifest, trials),
+        "provenance": {
+            "attempts": [a.row() for a in attempts],
+            "interrupted": sum(a.status == "interrupted" for a in attempts),
+            "retried_invalid": sum(a.reason == "invalid" for a in attempts),
+        },
+    }
+
+
+def _matrix(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "frozen_at": manifest["frozen_at"],
+        "changeup": manifest["changeup"]["version"],
+        "sandbox": manifest["sandbox"]["kind"],
+        "challenges": [
+            {k: c[k] for k in ("id", "title", "pattern", "sha256")} for c in manifest["challenges"]
+        ],
+        "agents": [
+            {
+                "name": a["name"],
+                "agent": a["agent"],
+                "per_trial": a["per_trial"],
+                "options": a["options"],
+                "versions": {spec: part.get("version") for spec, part in a["specs"].items()},
+            }
+            for a in manifest["agents"]
+        ],
+        "trials": manifest["trials"],
+        "modes": manifest["modes"],
+        "retry_invalid": manifest["retry_invalid"],
+        "judge": manifest["judge"],
+    }
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(stats.median(known), 4) if known else None
+
+
+def _reported(valid: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """A figure's median over the valid trials that report it, and how many do (missing stays missing)."""
+    values = [t[key] for t in valid]
+    return {"median": _median(values), "reported": sum(v is not None for v in values), "of": len(values)}
+
+
+def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One challenge x agent x mode, over its trials."""
+    first = rows[0]
+    valid = [t for t in rows if t["status"] == "completed"]
+    n, c = len(valid), sum(bool(t["full_success"]) for t in valid)
+    reviews = [{c2["review"] for c2 in t["critical"]} for t in valid if t["critical"]]
+    humans = [t["human_turns"] for t in valid]
+    return {
+        "challenge": first["challenge"],
+        "agent": first["agent"],
+        "mode": first["mode"],
+        "trials": len(rows),
+        "valid": n,
+        "invalid": sum(t["status"] in NOT_VALID for t in rows),
+        "not_run": sum(t["status"] == "not run" for t in rows),
+        "full_successes": c,
+        "changed_passes": sum(bool(t["changed_pass"]) for t in valid),
+        "regressions": sum(t["regression"] is True for t in valid),
+        "critical_failures": {
+            "confirmed": sum("confirmed" in r for r in reviews),
+            "pending": sum("pending" in r and "confirmed" not in r for r in reviews),
+            "dismissed": sum(r == {"dismissed"} for r in reviews),
+        },
+        "tampered": sum(bool(t["tampered"]) for t in valid),
+        "scope_findings": sum(bool(t["scope_findings"]) for t in valid),
+        "first_message_successes": sum(t["success_after"] == "first message" for t in valid),
+        "later_message_successes": sum(t["success_after"] == "later message" for t in valid),
+        "invalid_attempts": sum(t.get("invalid_attempts", 0) for t in rows),
+        "median_elapsed_seconds": _median([t["elapsed_seconds"] for t in valid]),
+        "cost_usd": _reported(valid, "cost_usd"),
+        "tokens": _reported(valid, "tokens"),
+        "human_turns": None if None in humans else sum(h for h in humans if h is not None),
+        "pass_at_k": {str(k): round(pass_at_k(n, c, k), 4) for k in range(1, n + 1)},
+        "pass_all_k": {str(k): round(pass_all_k(n, c, k), 4) for k in range(1, n + 1)},
+    }
+
+
+def _clusters(
+    trials: list[dict[str, Any]], agent: str, mode: str, challenges: list[str], key: str
+) -> list[tuple[int, int]]:
+    """(trials where ``key`` holds, valid trials) of ``agent`` per challenge."""
+    out = []
+    for challenge in challenges:
+        valid = [
+            t
+            for t in trials
+            if (t["challenge"], t["agent"], t["mode"]) == (challenge, agent, mode)
+            and t["status"] == "completed"
+        ]
+        out.append((sum(bool(t[key]) for t in valid), len(valid)))
+    return out
+
+
+def _agent(agent: str, mode: str, trials: list[dict[str, Any]], challenges: list[str]) -> dict[str, Any]:
+    return {
+        "agent": agent,
+        "mode": mode,
+        "full_success": rate(_clusters(trials, agent, mode, challenges, "full_success")).row(),
+        "changed_pass": rate(_clusters(trials, agent, mode, challenges, "changed_pass")).row(),
+    }
+
+
+def _difference(
+    a: str, b: str, mode: str, trials: list[dict[str, Any]], challenges: list[str]
+) -> dict[str, Any]:
+    pairs = list(
+        zip(
+            _clusters(trials, a, mode, challenges, "full_success"),
+            _clusters(trials, b, mode, challenges, "full_success"),
+            strict=True,
+        )
+    )
+    return {"a": a, "b": b, "mode": mode, "full_success": difference(pairs).row()}
+
+
+def _pairs(trials: list[dict[str, Any]], agents: list[str]) -> list[dict[str, Any]]:
+    """Each challenge x mode x trial, with every agent's trial side by side."""
+    rows: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for t in trials:
+        key = (t["challenge"], t["mode"], t["trial"])
+        row = rows.setdefault(key, {"challenge": key[0], "mode": key[1], "trial": key[2], "agents": {}})
+        row["agents"][t["agent"]] = {"outcome": _outcome(t), "run": t["run"], "attempt": t["attempt"]}
+    return list(rows.values())
+
+
+def _outcome(trial: dict[str, Any]) -> str:
+    """A trial in a few words: its status, else the first thing that kept it from a full success."""
+    if trial["status"] != "completed":
+        return str(trial["status"])
+    if trial["full_success"]:
+        return "full success"
+    standing = [c["review"] for c in trial["critical"] if c["review"] != "dismissed"]
+    if standing:
+        return f"critical failure ({', '.join(sorted(set(standing)))})"
+    if trial["grading_status"] != "ok":
+        return f"grading {trial['grading_status']}"
+    if trial["regression"]:
+        return "regression"
+    return "changed requirement fails" if not trial["changed_pass"] else "not a full success"
+
+
+def _review_counts(trials: list[dict[str, Any]]) -> dict[str, int]:
+    counts = {"confirmed": 0, "dismissed": 0, "pending": 0}
+    for t in trials:
+        for state, n in (t.get("reviews") or {}).items():
+            counts[state] += n
+    return counts
+
+
+def _not_covered(manifest: dict[str, Any], trials: list[dict[str, Any]]) -> list[str]:
+    """What the sample does not speak for, in words."""
+    notes = []
+    g = len(manifest["challenges"])
+    if g < FEW_CHALLENGES:
+        notes.append(
+            f"{g} challenge(s): a rate or difference between agents is uncertain over so few, whatever "
+            f"the trials; intervals need about {FEW_CHALLENGES} or more"
+        )
+    patterns = {c["pattern"] for c in manifest["challenges"]}
+    missing = [p for p in PATTERNS if p not in patterns]
+    if missing:
+        notes.append(f"no challenge of pattern: {', '.join(missing)}")
+    notes.append("evolving sessions only: fresh mode (a later phase as a single task) is not built yet")
+    for agent in manifest["agents"]:
+        if agent["per_trial"]:
+            specs = ", ".join(f"trial {t}: {s}" for t, s in agent["per_trial"].items())
+            notes.append(
+                f"{agent['name']} runs other specs on some trials ({specs}; else {agent['agent']}): "
+                "its rates are of that mix"
+            )
+    unrun = sum(t["status"] == "not run" for t in trials)
+    if unrun:
+        notes.append(f"{unrun} of {len(trials)} trial(s) have not run")
+    invalid = sum(t["status"] in NOT_VALID for t in trials)
+    if invalid:
+        notes.append(f"{invalid} trial(s) invalid: kept apart, counted in no rate")
+    pending = _review_counts(trials)["pending"]
+    if pending:
+        notes.append(f"{pending} flagged criterion/criteria await review (`changeup review`)")
+    return notes

@@ -1,0 +1,138 @@
+"""What one attempt shows, read from its run's ``report.json`` and its reviews: a trial row.
+
+Every figure of the comparison comes from these rows (``comparison.py``). A row is made for
+the attempt that stands for its cell (``attempts.counted``); an invalid or crashed one, or
+a cell not run yet, gives a row with no scores, never a zero.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from orchestrator.matrix.attempts import Attempt
+from orchestrator.matrix.cells import Cell
+from orchestrator.matrix.review import Reviews, item_id, items_of
+
+__all__ = ["ComparisonError", "full_success", "success_after", "trial_row", "unrun_row"]
+
+
+class ComparisonError(ValueError):
+    """RESULTS cannot be compared: the message says why and what to do."""
+
+
+def unrun_row(cell: Cell) -> dict[str, Any]:
+    """The row of a cell with no attempt that ended."""
+    return {**cell.key(), "status": "not run", "attempt": None, "run": None, "agent_spec": None}
+
+
+def trial_row(
+    results: Path, cell: Cell, attempt: Attempt, reviews: Reviews, invalid_attempts: int
+) -> dict[str, Any]:
+    """The row of ``cell``, which ``attempt`` stands for; ``invalid_attempts``: its attempts not valid."""
+    row: dict[str, Any] = {
+        **cell.key(),
+        "status": attempt.status,
+        "attempt": attempt.number,
+        "run": attempt.run,
+        "agent_spec": attempt.agent,
+        "invalid_attempts": invalid_attempts,
+    }
+    if attempt.status != "completed":
+        return {**row, "detail": attempt.detail}
+    path = results / attempt.run / "report.json"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ComparisonError(
+            f"{path}: the report of a completed attempt cannot be read ({error}); "
+            f"rebuild it with `changeup report {results / attempt.run}`"
+        ) from None
+    score, rubric = report["score"], report.get("rubric") or []
+    counts = score["grading_status"] == "ok"
+    states = {c["id"]: reviews.state(item_id(attempt.run, c["id"])) for c in rubric}
+    dismissed = {name for name, state in states.items() if state == "dismissed"}
+    success = full_success(report, dismissed)
+    changed, preserved = score["changed"], score["preserved"]
+    usage = report.get("usage") or {}
+    return {
+        **row,
+        "grading_status": score["grading_status"],
+        "full_success": success,
+        "full_success_reported": bool(score["full_success"]),
+        "changed": changed,
+        "preserved": preserved,
+        "changed_pass": counts and changed["total"] > 0 and changed["passed"] == changed["total"],
+        # Void verdicts (a tampered or timed-out grading) say nothing of what was preserved.
+        "regression": preserved["passed"] < preserved["total"] if counts else None,
+        "critical": [
+            {"criterion": c["id"], "title": c["title"], "review": states[c["id"]], "findings": c["findings"]}
+            for c in rubric
+            if c["critical_failure"]
+        ],
+        "tampered": score["grading_status"] == "tampered",
+        "scope_findings": list((report.get("scope") or {}).get("findings", [])),
+        "success_after": success_after(report) if success else None,
+        "elapsed_seconds": report["run"]["elapsed"],
+        "cost_usd": _figure(usage, "cost_usd"),
+        "tokens": _tokens(usage),
+        "human_turns": _human_turns(attempt.agent, report),
+        "reviews": _review_states(attempt.run, report, reviews),
+    }
+
+
+def full_success(report: dict[str, Any], dismissed: set[str]) -> bool:
+    """The report's full success, or the same judgement with the ``dismissed`` criteria counted as met:
+    completed, graded cleanly, every phase reached with all its tests passing, every other
+    criterion at full marks."""
+    if report["score"]["full_success"]:
+        return True
+    if not dismissed or report["run"]["status"] != "completed" or report["score"]["grading_status"] != "ok":
+        return False
+    phases_pass = all(
+        p["unlocked"] and p["total"] > 0 and p["passed"] == p["total"] for p in report["phases"]
+    )
+    return phases_pass and all(c["score"] == 1 or c["id"] in dismissed for c in report.get("rubric") or [])
+
+
+def success_after(report: dict[str, Any]) -> str:
+    """``first message`` when every phase first passed before any message after the one that
+    brought it was delivered; else ``later message`` (a deadline, a notice, a person's word)."""
+    delivered = [m for m in report["messages"] if m["delivered_at"] is not None]
+    for phase in report["phases"]:
+        trigger = "briefing" if phase["unlocked_by"] == "start" else phase["unlocked_by"]
+        own = next((m for m in delivered if m["trigger"] == trigger), None)
+        since = own["delivered_at"] if own is not None else phase["unlocked_at"]
+        passed = phase["first_passed_at"]
+        if passed is None or any(m is not own and since < m["delivered_at"] < passed for m in delivered):
+            return "later message"
+    return "first message"
+
+
+def _figure(usage: dict[str, Any], name: str) -> float | None:
+    """A usage total the agent reported for every turn; None (missing) when any turn did not."""
+    figure = usage.get(name) or {}
+    total = figure.get("total")
+    return None if total is None or figure.get("missing_turns") else float(total)
+
+
+def _tokens(usage: dict[str, Any]) -> float | None:
+    figures = [_figure(usage, "input_tokens"), _figure(usage, "output_tokens")]
+    return None if None in figures else sum(f for f in figures if f is not None)
+
+
+def _human_turns(spec: str, report: dict[str, Any]) -> int | None:
+    """Turns a person took: every turn of the ``human`` agent; unknown (None) for ``inbox``,
+    which a person or a program may drive; 0 for every other agent."""
+    if spec == "human":
+        return len(report["turns"])
+    return None if spec == "inbox" else 0
+
+
+def _review_states(run: str, report: dict[str, Any], reviews: Reviews) -> dict[str, int]:
+    """How many of the attempt's review items are confirmed, dismissed and pending."""
+    counts = {"confirmed": 0, "dismissed": 0, "pending": 0}
+    for item in items_of(run, report):
+        counts[reviews.state(item.id)] += 1
+    return counts

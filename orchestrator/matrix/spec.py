@@ -1,0 +1,317 @@
+"""The matrix: which challenges, which agents, how many trials, and the decision rule.
+
+Written as a YAML matrix file (``changeup run --matrix FILE``; docs/compare.md) or given on
+the command line (``changeup run CHALLENGE... --agent A --agent B --trials N``); either way it
+becomes one :class:`Matrix`. The file is checked as challenge files are: unknown keys are
+errors, and every problem is reported as ``FILE:LINE:COLUMN: message``, all of them at once.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from orchestrator.agents import AgentSpecError, parse_agent
+from orchestrator.challenge.loader import ChallengeError, load_challenge
+from orchestrator.challenge.model import Challenge
+from orchestrator.challenge.schema_problems import schema_problems
+from orchestrator.challenge.sourcemap import Path_, Problem, SourceError, load_yaml
+from orchestrator.scoring.judge import JudgeSpecError, parse_judge
+from triggers.typecheck import did_you_mean
+
+__all__ = [
+    "MODES",
+    "AgentEntry",
+    "AgentPlan",
+    "CriticalFailureBlocks",
+    "DecisionModel",
+    "FullSuccessNotLower",
+    "Matrix",
+    "MatrixError",
+    "MatrixFile",
+    "MatrixModel",
+    "TrialOverride",
+    "load_matrix",
+    "matrix_from_command",
+]
+
+#: How a cell's session starts. Only ``evolving`` (the challenge as written) is built; ``fresh``
+#: (a later phase as a single task, issue 14 item 7) will join it.
+Mode = Literal["evolving"]
+MODES: tuple[str, ...] = typing.get_args(Mode)
+_EVOLVING: list[Mode] = ["evolving"]
+AGENT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+#: Each id pattern in words, for errors.
+_ID_RULES = {
+    AGENT_NAME: "start with a letter or digit and hold only letters, digits, '.', '_' and '-' (e.g. v7)"
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TrialOverride(_Strict):
+    """Another ``--agent`` spec for some trials of an agent (the scripted agent's variants let one
+    agent behave differently on different trials)."""
+
+    trials: list[int] = Field(min_length=1, description="Trial numbers, from 1.")
+    agent: str = Field(min_length=1, description="The --agent spec of those trials.")
+
+
+class AgentEntry(_Strict):
+    """One agent of the matrix: a display name, its ``--agent`` spec and options."""
+
+    name: str = Field(pattern=AGENT_NAME, max_length=40, description="Shown in reports, e.g. v7.")
+    agent: str = Field(min_length=1, description="An --agent spec: scripted, claude-code, command:CMD, ...")
+    options: dict[str, str] = Field(default_factory=dict, description="--agent-option KEY=VALUE pairs.")
+    per_trial: list[TrialOverride] = Field(default_factory=list, description="Other specs for some trials.")
+
+
+class CriticalFailureBlocks(_Strict):
+    """Any critical failure of the candidate (confirmed or awaiting review) blocks the switch."""
+
+    rule: Literal["critical_failure_blocks"]
+
+
+class FullSuccessNotLower(_Strict):
+    """The candidate's full-success rate, on the challenges both ran, is not below the baseline's
+    by more than ``margin``."""
+
+    rule: Literal["full_success_not_lower"]
+    margin: float = Field(0.0, ge=0, le=1, description="How far below the baseline's rate is tolerated.")
+
+
+Rule = Annotated[CriticalFailureBlocks | FullSuccessNotLower, Field(discriminator="rule")]
+
+
+class DecisionModel(_Strict):
+    """Should ``candidate`` replace ``baseline``? Every rule must pass."""
+
+    candidate: str = Field(description="The agent name that would replace the baseline.")
+    baseline: str = Field(description="The agent name in use now.")
+    rules: list[Rule] = Field(min_length=1)
+
+
+class MatrixModel(_Strict):
+    """Challenges x agents x modes x trials, and what decides."""
+
+    challenges: list[str] = Field(min_length=1, description="Challenge folders, relative to this file.")
+    agents: list[AgentEntry] = Field(min_length=1)
+    trials: int = Field(1, ge=1, le=1000, description="Sessions per challenge, agent and mode.")
+    modes: list[Mode] = Field(default_factory=lambda: _EVOLVING, min_length=1)
+    retry_invalid: int = Field(0, ge=0, le=100, description="Retries of a trial whose run is invalid.")
+    judge: str = Field("rules", description="Who scores judged criteria, as --judge.")
+    agent_network: Literal["on", "none"] = "on"
+    agent_shares: list[str] = Field(default_factory=list, description="As --agent-share: PATH[:rw].")
+    debounce: float = Field(0.3, ge=0, description="As --debounce, in seconds.")
+    decision: DecisionModel | None = None
+
+
+class MatrixFile(_Strict):
+    """The whole of a matrix file."""
+
+    matrix: MatrixModel
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPlan:
+    """An agent of the matrix, resolved: the spec each trial runs."""
+
+    name: str
+    spec: str
+    options: dict[str, str] = field(default_factory=dict)
+    per_trial: dict[int, str] = field(default_factory=dict)
+
+    def spec_for(self, trial: int) -> str:
+        """The ``--agent`` spec of trial ``trial`` (1-based)."""
+        return self.per_trial.get(trial, self.spec)
+
+    def specs(self, trials: int) -> list[str]:
+        """Every distinct spec it runs over ``trials`` trials, in trial order."""
+        return list(dict.fromkeys(self.spec_for(t) for t in range(1, trials + 1)))
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """A checked matrix, its challenges loaded."""
+
+    challenges: tuple[Challenge, ...]
+    agents: tuple[AgentPlan, ...]
+    trials: int
+    modes: tuple[str, ...] = ("evolving",)
+    retry_invalid: int = 0
+    judge: str = "rules"
+    network: bool = True
+    shares: tuple[str, ...] = ()
+    debounce: float = 0.3
+    decision: DecisionModel | None = None
+
+    def agent(self, name: str) -> AgentPlan:
+        """The agent called ``name``."""
+        return next(a for a in self.agents if a.name == name)
+
+
+class MatrixError(Exception):
+    """A matrix that does not validate; ``problems`` says everything that is wrong."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def load_matrix(path: Path) -> Matrix:
+    """Load and check the matrix file at ``path``; raises :class:`MatrixError` with every problem."""
+    try:
+        data, source = load_yaml(path.read_text(encoding="utf-8"), str(path))
+    except SourceError as error:
+        raise MatrixError([error.problem]) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise MatrixError([Problem(str(path), 0, 0, f"cannot read the matrix file: {error}")]) from None
+    if not isinstance(data, dict):
+        found = "the file is empty" if data is None else f"found {type(data).__name__}"
+        raise MatrixError(
+            [Problem(str(path), 1, 1, f"expected a mapping with a top-level 'matrix:' key; {found}")]
+        )
+    try:
+        model = MatrixFile.model_validate(data).matrix
+    except ValidationError as error:
+        raise MatrixError(schema_problems(error, source, MatrixFile, _ID_RULES)) from None
+    problems: list[Problem] = []
+
+    def report(where: Path_, message: str) -> None:
+        problems.append(source.problem(("matrix", *where), message))
+
+    challenges = _challenges(model.challenges, path.parent, report)
+    agents = _agents(model, report)
+    _check_settings(model, report)
+    if problems:
+        raise MatrixError(sorted(problems))
+    return Matrix(
+        challenges=tuple(challenges),
+        agents=tuple(agents),
+        trials=model.trials,
+        modes=tuple(dict.fromkeys(model.modes)),
+        retry_invalid=model.retry_invalid,
+        judge=model.judge,
+        network=model.agent_network == "on",
+        shares=tuple(model.agent_shares),
+        debounce=model.debounce,
+        decision=model.decision,
+    )
+
+
+def matrix_from_command(
+    challenges: list[Challenge],
+    specs: list[str],
+    options: dict[str, str],
+    *,
+    trials: int,
+    retry_invalid: int,
+    judge: str,
+    network: bool,
+    shares: tuple[str, ...],
+    debounce: float,
+) -> Matrix:
+    """The matrix ``changeup run CHALLENGE... --agent A --agent B --trials N`` describes: each agent
+    named by its spec, ``options`` given to the one agent there may be then."""
+    if len(set(specs)) != len(specs):
+        raise MatrixError(
+            [Problem("--agent", 0, 0, "an agent is given twice; a matrix file can name two entries apart")]
+        )
+    if options and len(specs) > 1:
+        raise MatrixError(
+            [Problem("--agent-option", 0, 0, "with several --agent, give each its options in a matrix file")]
+        )
+    seen: dict[str, Path] = {}
+    for challenge in challenges:
+        if challenge.id in seen:
+            raise MatrixError(
+                [Problem(str(challenge.root), 0, 0, f"the challenge {challenge.id} is given twice")]
+            )
+        seen[challenge.id] = challenge.root
+    return Matrix(
+        challenges=tuple(challenges),
+        agents=tuple(AgentPlan(spec, spec, dict(options)) for spec in specs),
+        trials=trials,
+        retry_invalid=retry_invalid,
+        judge=judge,
+        network=network,
+        shares=shares,
+        debounce=debounce,
+    )
+
+
+def _challenges(paths: list[str], base: Path, report: typing.Callable[[Path_, str], None]) -> list[Challenge]:
+    loaded: list[Challenge] = []
+    for index, text in enumerate(paths):
+        where = Path(text).expanduser()
+        folder = where if where.is_absolute() else base / where
+        try:
+            challenge = load_challenge(folder)
+        except ChallengeError as error:
+            detail = "\n  ".join(str(p) for p in error.problems)
+            report(("challenges", index), f"{text!r} is not a valid challenge:\n  {detail}")
+            continue
+        if any(c.id == challenge.id for c in loaded):
+            report(("challenges", index), f"the challenge {challenge.id} is listed twice")
+            continue
+        loaded.append(challenge)
+    return loaded
+
+
+def _agents(model: MatrixModel, report: typing.Callable[[Path_, str], None]) -> list[AgentPlan]:
+    plans: list[AgentPlan] = []
+    for index, entry in enumerate(model.agents):
+        if any(p.name == entry.name for p in plans):
+            report(("agents", index, "name"), f"the agent name {entry.name!r} is given twice")
+        per_trial: dict[int, str] = {}
+        for number, override in enumerate(entry.per_trial):
+            where: Path_ = ("agents", index, "per_trial", number)
+            for place, trial in enumerate(override.trials):
+                if not 1 <= trial <= model.trials:
+                    report((*where, "trials", place), f"trial {trial} is not one of 1..{model.trials}")
+                elif trial in per_trial:
+                    report((*where, "trials", place), f"trial {trial} is given another spec already")
+                per_trial[trial] = override.agent
+            _check_spec(override.agent, entry.options, (*where, "agent"), report)
+        _check_spec(entry.agent, entry.options, ("agents", index, "agent"), report)
+        plans.append(AgentPlan(entry.name, entry.agent, dict(entry.options), per_trial))
+    decision = model.decision
+    if decision is not None:
+        names = [p.name for p in plans]
+        for role in ("candidate", "baseline"):
+            name = getattr(decision, role)
+            if name not in names:
+                hint = did_you_mean(name, names)
+                report(
+                    ("decision", role),
+                    f"{role} {name!r} is no agent of the matrix{hint} (agents: {', '.join(names)})",
+                )
+        if decision.candidate == decision.baseline:
+            report(("decision", "baseline"), "the baseline and the candidate are the same agent")
+    return plans
+
+
+def _check_spec(
+    spec: str, options: dict[str, str], where: Path_, report: typing.Callable[[Path_, str], None]
+) -> None:
+    try:
+        parse_agent(spec, options)
+    except AgentSpecError as error:
+        report(where, str(error))
+
+
+def _check_settings(model: MatrixModel, report: typing.Callable[[Path_, str], None]) -> None:
+    try:
+        parse_judge(model.judge)
+    except JudgeSpecError as error:
+        report(("judge",), str(error))
+    for index, share in enumerate(model.agent_shares):
+        path = share.removesuffix(":rw").removesuffix(":ro")
+        if not Path(path).expanduser().exists():
+            report(("agent_shares", index), f"{share!r}: no such file or folder")

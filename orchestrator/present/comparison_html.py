@@ -1,0 +1,119 @@
+"""``compare.html``: the comparison as one self-contained page (no network), the tables of ``compare.md``.
+
+Each agent's rate row carries ``data-agent``, each challenge's rows ``data-challenge``, and the
+verdict ``data-verdict``, so tests (and people with devtools) can find them. A small inline
+script lets a click on an agent's name keep only that agent's rows of the tables.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from orchestrator.present.comparison_text import (
+    CELL_COLUMNS,
+    agent_lines,
+    cell_row,
+    decision_lines,
+    pair_columns,
+    pair_rows,
+    provenance_lines,
+    scope_lines,
+)
+
+__all__ = ["comparison_html"]
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: .5rem 0; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+.verdict { font-size: 1.1rem; font-weight: 600; padding: .5rem .8rem; border-radius: 6px; }
+.switch { background: #e6f4ea; color: #1e6b34; } .do-not-switch { background: #fde8e8; color: #9b1c1c; }
+.undecided, .none { background: #fff4d6; color: #7a5a00; }
+pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
+.agent-filter { cursor: pointer; text-decoration: underline dotted; }
+tr.hidden { display: none; }
+"""
+
+SCRIPT = """
+(function () {
+  var rows = document.querySelectorAll("tr[data-agent]");
+  var chosen = null;
+  document.querySelectorAll(".agent-filter").forEach(function (name) {
+    name.addEventListener("click", function () {
+      chosen = chosen === name.dataset.agent ? null : name.dataset.agent;
+      rows.forEach(function (row) {
+        row.classList.toggle("hidden", chosen !== null && row.dataset.agent !== chosen);
+      });
+    });
+  });
+  document.body.dataset.ready = "yes";
+})();
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _table(headers: list[str], rows: list[tuple[dict[str, str], list[str]]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = []
+    for attributes, cells in rows:
+        attrs = "".join(f' data-{k}="{_e(v)}"' for k, v in attributes.items())
+        body.append(f"<tr{attrs}>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def comparison_html(comparison: dict[str, Any]) -> str:
+    """The page, whole."""
+    matrix = comparison["matrix"]
+    names = [a["name"] for a in matrix["agents"]]
+    decision = comparison["decision"]
+    verdict = decision["verdict"] if decision else "none"
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Comparison: {_e(' vs '.join(names))}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>Comparison: {_e(' vs '.join(names))}</h1>",
+        "<p>Agents (click one to show only its rows): "
+        + ", ".join(f'<span class="agent-filter" data-agent="{_e(n)}">{_e(n)}</span>' for n in names)
+        + "</p>",
+        "<p>Challenges: "
+        + ", ".join(
+            f'<code data-challenge="{_e(c["id"])}">{_e(c["id"])}</code>' for c in matrix["challenges"]
+        )
+        + "</p>",
+        "<h2>Decision</h2>",
+        f'<div class="verdict {_e(verdict.replace(" ", "-"))}" data-verdict="{_e(verdict)}">'
+        f"{_e(decision_lines(comparison)[0])}</div>",
+        "<pre>" + _e("\n".join(decision_lines(comparison)[1:])) + "</pre>",
+        "<h2>Rates</h2><ul>",
+        *(f"<li>{_e(line)}</li>" for line in agent_lines(comparison)),
+        "</ul>",
+        "<h2>Per challenge and agent</h2>",
+        _table(
+            [h for h, _ in CELL_COLUMNS],
+            [({"agent": c["agent"], "challenge": c["challenge"]}, cell_row(c)) for c in comparison["cells"]],
+        ),
+        "<h2>Trials, paired across agents</h2>",
+        _table(pair_columns(comparison), [({"challenge": row[0]}, row) for row in pair_rows(comparison)]),
+        "<h2>Scope</h2><ul>",
+        *(f"<li>{_e(line)}</li>" for line in scope_lines(comparison)),
+        "</ul>",
+        "<h2>What the sample does not cover</h2><ul>",
+        *(f"<li>{_e(note)}</li>" for note in comparison["not_covered"]),
+        "</ul>",
+        "<h2>Reviews</h2>",
+        "<p>{confirmed} confirmed, {dismissed} dismissed, {pending} pending</p>".format(
+            **comparison["reviews"]
+        ),
+        "<h2>Attempts</h2>",
+        "<pre>" + _e("\n".join(provenance_lines(comparison))) + "</pre>",
+        f"<script>{SCRIPT}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"

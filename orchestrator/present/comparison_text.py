@@ -1,0 +1,267 @@
+"""The comparison for people: its tables as rows of text, in the terminal and as ``compare.md``.
+
+Every figure is shown with its denominator (``2/3``), a figure no trial reported as
+``missing``, and a trial that has not run as not run, never as a zero. The HTML page
+(``comparison_html.py``) draws the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from orchestrator.matrix.decision import trial_label
+from orchestrator.present.phrases import duration, percent
+
+__all__ = [
+    "CELL_COLUMNS",
+    "agent_lines",
+    "cell_row",
+    "comparison_markdown",
+    "decision_lines",
+    "pair_columns",
+    "pair_rows",
+    "print_comparison",
+    "provenance_lines",
+    "scope_lines",
+]
+
+
+def _of(part: int, whole: int) -> str:
+    return f"{part}/{whole}" if whole else "—"
+
+
+def _pass_k(cell: dict[str, Any], key: str) -> str:
+    n = cell["valid"]
+    return f"{float(cell[key][str(n)]):.2f} (k={n})" if n else "—"
+
+
+def _figure(entry: dict[str, Any], shown: Callable[[float], str]) -> str:
+    if entry["median"] is None:
+        return "missing" if entry["of"] else "—"
+    note = f" ({entry['reported']}/{entry['of']} reported)" if entry["reported"] < entry["of"] else ""
+    return shown(entry["median"]) + note
+
+
+def _critical(cell: dict[str, Any]) -> str:
+    counts = cell["critical_failures"]
+    text = _of(counts["confirmed"], cell["valid"])
+    extras = [f"{counts['pending']} pending"] if counts["pending"] else []
+    extras += [f"{counts['dismissed']} dismissed"] if counts["dismissed"] else []
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+#: The per challenge x agent table: header, and how a cell of ``compare.json`` shows under it.
+CELL_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+    ("challenge", lambda c: str(c["challenge"])),
+    ("agent", lambda c: str(c["agent"])),
+    ("mode", lambda c: str(c["mode"])),
+    (
+        "valid trials",
+        lambda c: f"{c['valid']}/{c['trials']}" + (f" ({c['not_run']} not run)" if c["not_run"] else ""),
+    ),
+    ("full success", lambda c: _of(c["full_successes"], c["valid"])),
+    ("changed passes", lambda c: _of(c["changed_passes"], c["valid"])),
+    ("regressions", lambda c: _of(c["regressions"], c["valid"])),
+    ("critical failures", _critical),
+    ("tampered", lambda c: _of(c["tampered"], c["valid"])),
+    ("invalid", lambda c: f"{c['invalid']} trial(s), {c['invalid_attempts']} attempt(s)"),
+    ("scope", lambda c: _of(c["scope_findings"], c["valid"])),
+    (
+        "success: 1st msg / later",
+        lambda c: f"{c['first_message_successes']} / {c['later_message_successes']}",
+    ),
+    ("pass@k", lambda c: _pass_k(c, "pass_at_k")),
+    ("pass^k", lambda c: _pass_k(c, "pass_all_k")),
+    ("median time", lambda c: duration(c["median_elapsed_seconds"]) if c["valid"] else "—"),
+    ("median cost", lambda c: _figure(c["cost_usd"], lambda v: f"${v:.4f}")),
+    ("median tokens", lambda c: _figure(c["tokens"], lambda v: f"{v:,.0f}")),
+    ("human turns", lambda c: "—" if c["human_turns"] is None else str(c["human_turns"])),
+]
+
+
+def cell_row(cell: dict[str, Any]) -> list[str]:
+    """A cell of ``compare.json`` as the table's row."""
+    return [shown(cell) for _, shown in CELL_COLUMNS]
+
+
+def _interval(entry: dict[str, Any], key: str) -> str:
+    if entry[key] is None:
+        return "—"
+    if entry["low"] is None:
+        return f"{entry[key]:+.0%}" if key == "difference" else percent(entry[key])
+    if key == "difference":
+        return f"{entry[key]:+.0%} [{entry['low']:+.0%}, {entry['high']:+.0%}]"
+    return f"{percent(entry[key])} [{percent(entry['low'])}, {percent(entry['high'])}]"
+
+
+def agent_lines(comparison: dict[str, Any]) -> list[str]:
+    """Each agent's rates with their 95% intervals (challenges as clusters), then each difference."""
+    lines = []
+    for agent in comparison["agents"]:
+        full, changed = agent["full_success"], agent["changed_pass"]
+        line = (
+            f"{agent['agent']} ({agent['mode']}): full success {_interval(full, 'rate')}, "
+            f"{full['successes']}/{full['trials']} valid trials over {full['challenges']} challenge(s); "
+            f"changed requirement {_interval(changed, 'rate')}, {changed['successes']}/{changed['trials']}"
+        )
+        lines.append(line + (f" — {full['note']}" if full["note"] else ""))
+    for diff in comparison["differences"]:
+        entry = diff["full_success"]
+        line = (
+            f"{diff['b']} - {diff['a']} ({diff['mode']}): full success {_interval(entry, 'difference')}, "
+            f"paired on {entry['challenges']} challenge(s)"
+        )
+        lines.append(line + (f" — {entry['note']}" if entry["note"] else ""))
+    return lines
+
+
+def decision_lines(comparison: dict[str, Any]) -> list[str]:
+    """The verdict, the rows that decided it, each rule's result and every change of the rule."""
+    decision = comparison["decision"]
+    if decision is None:
+        return ["No decision rule was declared (a matrix file's decision: section declares one)."]
+    lines = [
+        f"Should {decision['candidate']} replace {decision['baseline']}? "
+        f"Verdict: {decision['verdict'].upper()}" + (" (provisional)" if decision["provisional"] else "")
+    ]
+    for row in decision["deciding"]:
+        if "criteria" in row:
+            said = "; ".join(
+                f"{c['criterion']} ({c['review']}): {'; '.join(c['findings']) or c['title']}"
+                for c in row["criteria"]
+            )
+            lines.append(f"  deciding: {trial_label(row)}, attempt {row['attempt']}, {row['run']}: {said}")
+        else:
+            lines.append(f"  deciding: {row}")
+    for rule in decision["rules"]:
+        lines.append(f"  rule {rule['rule']}: {rule['result']} — {rule['reason']}")
+    if decision["provisional"]:
+        lines.append(
+            "  provisional: it rests on failures awaiting review; `changeup review RESULTS` settles it"
+        )
+    for change in comparison["decision_changes"]:
+        lines.append(
+            f"  the rule was changed at {change['at']}, after {change['attempts_finished']} finished "
+            f"attempt(s): {change['reason']}"
+        )
+    return lines
+
+
+def pair_columns(comparison: dict[str, Any]) -> list[str]:
+    """Headers of the paired-trials table: the trial, then one column per agent."""
+    return ["challenge", "mode", "trial", *(a["name"] for a in comparison["matrix"]["agents"])]
+
+
+def pair_rows(comparison: dict[str, Any]) -> list[list[str]]:
+    """Each trial, every agent's outcome side by side, with its run folder."""
+    names = [a["name"] for a in comparison["matrix"]["agents"]]
+    rows = []
+    for pair in comparison["pairs"]:
+        shown = []
+        for name in names:
+            entry = pair["agents"].get(name, {"outcome": "not run", "run": None})
+            shown.append(entry["outcome"] + (f" ({entry['run']})" if entry["run"] else ""))
+        rows.append([pair["challenge"], pair["mode"], str(pair["trial"]), *shown])
+    return rows
+
+
+def scope_lines(comparison: dict[str, Any]) -> list[str]:
+    """Each trial that changed files outside its challenge's ``allowed_paths``, with the files."""
+    lines = []
+    for trial in comparison["trials"]:
+        if trial.get("scope_findings"):
+            files = ", ".join(f"{f['path']} ({f['change']})" for f in trial["scope_findings"])
+            lines.append(f"{trial_label(trial)}: {files}")
+    return lines or ["every change of every valid trial is inside its challenge's allowed_paths"]
+
+
+def provenance_lines(comparison: dict[str, Any]) -> list[str]:
+    """How many attempts there were, and each one that does not stand for its cell, with why."""
+    provenance = comparison["provenance"]
+    attempts = provenance["attempts"]
+    lines = [
+        f"{len(attempts)} attempt(s): {provenance['interrupted']} interrupted and run again, "
+        f"{provenance['retried_invalid']} retry(ies) of invalid runs"
+    ]
+    for attempt in attempts:
+        if attempt["status"] != "completed" or attempt["reason"] != "first":
+            follows = (
+                f", after attempt {attempt['retry_of']} ({attempt['reason']})" if attempt["retry_of"] else ""
+            )
+            lines.append(
+                f"  attempt {attempt['attempt']}: {attempt['challenge']} · {attempt['agent']} · trial "
+                f"{attempt['trial']} #{attempt['number']}, {attempt['status'] or 'running'}{follows}: "
+                f"{attempt['run']}"
+            )
+    return lines
+
+
+def _title(comparison: dict[str, Any]) -> str:
+    matrix = comparison["matrix"]
+    return (
+        f"{len(matrix['challenges'])} challenge(s) x {len(matrix['agents'])} agent(s) x "
+        f"{matrix['trials']} trial(s), "
+        f"modes: {', '.join(matrix['modes'])}; frozen {matrix['frozen_at']}, changeup {matrix['changeup']}, "
+        f"sandbox {matrix['sandbox']}"
+    )
+
+
+def comparison_markdown(comparison: dict[str, Any]) -> str:
+    """``compare.md``."""
+    agents = " vs ".join(a["name"] for a in comparison["matrix"]["agents"])
+    out = [f"# Comparison: {agents}", "", _title(comparison), "", "## Decision", ""]
+    out += ["```", *decision_lines(comparison), "```", "", "## Rates", ""]
+    out += [f"- {line}" for line in agent_lines(comparison)]
+    out += [
+        "",
+        "## Per challenge and agent",
+        "",
+        _md_table([h for h, _ in CELL_COLUMNS], [cell_row(c) for c in comparison["cells"]]),
+    ]
+    out += [
+        "",
+        "## Trials, paired across agents",
+        "",
+        _md_table(pair_columns(comparison), pair_rows(comparison)),
+    ]
+    out += ["", "## Scope", "", *(f"- {line}" for line in scope_lines(comparison))]
+    out += ["", "## What the sample does not cover", ""]
+    out += [f"- {note}" for note in comparison["not_covered"]]
+    reviews = comparison["reviews"]
+    out += [
+        "",
+        "## Reviews",
+        "",
+        f"{reviews['confirmed']} confirmed, {reviews['dismissed']} dismissed, {reviews['pending']} pending",
+    ]
+    out += ["", "## Attempts", "", "```", *provenance_lines(comparison), "```", ""]
+    return "\n".join(out)
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |"
+
+    return "\n".join([line(headers), line(["---"] * len(headers)), *(line(row) for row in rows)])
+
+
+def print_comparison(comparison: dict[str, Any], console: Console) -> None:
+    """The comparison in the terminal: the verdict, the rates, and the per challenge x agent table."""
+    console.print(escape(_title(comparison)))
+    for line in decision_lines(comparison):
+        console.print(escape(line), style="bold" if line.startswith("Should") else None)
+    for line in agent_lines(comparison):
+        console.print(escape(line))
+    table = Table(title="per challenge and agent", title_justify="left")
+    for header, _ in CELL_COLUMNS:
+        table.add_column(header, overflow="fold")
+    for cell in comparison["cells"]:
+        table.add_row(*(escape(text) for text in cell_row(cell)))
+    console.print(table)
+    for note in comparison["not_covered"]:
+        console.print(escape(f"not covered: {note}"))

@@ -1,0 +1,54 @@
+"""The matrix manifest: what a difference is named as, and a changed rule kept with its reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.matrix import ResultsRefused, build_comparison, load_matrix, open_results
+from orchestrator.matrix.manifest import build_matrix_manifest, differences, read_manifest
+from tests.matrix.samples import V6_V7, matrix_file
+
+
+def test_differences_name_the_agent_and_the_field(tmp_path: Path) -> None:
+    """Named lists are compared by name: a spec changed on v7's trial 3 reads as such; when it was
+    frozen and the challenges' paths are not differences."""
+    frozen = build_matrix_manifest(load_matrix(matrix_file(tmp_path)))
+    other = tmp_path / "other"
+    other.mkdir()
+    text = V6_V7.replace("scripted:broken/loosens-assertion", "scripted:broken/skips-auth-test")
+    now = build_matrix_manifest(load_matrix(matrix_file(other, text)))
+    found = differences(frozen, now)
+    assert found[0] == (
+        'agents.v7.per_trial.3: frozen as "scripted:broken/loosens-assertion", '
+        'now "scripted:broken/skips-auth-test"'
+    )
+    assert all("frozen_at" not in line for line in found)
+    moved = {
+        **frozen,
+        "frozen_at": "later",
+        "challenges": [{**c, "path": "/elsewhere"} for c in frozen["challenges"]],
+    }
+    assert differences(frozen, moved) == []
+
+
+def test_a_changed_rule_needs_a_reason_and_is_recorded_with_it(tmp_path: Path) -> None:
+    """The rule changed after results exist: refused without --change-rule; with it, recorded in
+    the manifest (before, after, reason) and in force in the comparison."""
+    results = tmp_path / "results"
+    open_results(load_matrix(matrix_file(tmp_path)), results).close()
+    looser = V6_V7.replace("margin: 0.1", "margin: 0.2")
+    matrix = load_matrix(matrix_file(tmp_path, looser))
+    with pytest.raises(ResultsRefused, match="--change-rule REASON"):
+        open_results(matrix, results)
+    open_results(matrix, results, change_rule="0.1 was a typo for 0.2").close()
+    manifest = read_manifest(results)
+    assert manifest is not None
+    (change,) = manifest["decision_changes"]
+    assert change["reason"] == "0.1 was a typo for 0.2"
+    assert (change["before"]["rules"][1]["margin"], change["after"]["rules"][1]["margin"]) == (0.1, 0.2)
+    assert manifest["decision"]["rules"][1]["margin"] == 0.1  # what was frozen first stays
+    comparison = build_comparison(results)
+    assert comparison["decision"]["rule"]["rules"][1]["margin"] == 0.2
+    assert comparison["decision_changes"][0]["reason"] == "0.1 was a typo for 0.2"
