@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast test-agents agents lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,9 +20,17 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check triggers orchestrator tests benchmarks
 	$(BIN)/mypy
 
+# The real agent CLIs, at their pinned versions, into .agents/ (npm under its own prefix, a venv
+# per PyPI CLI; never global). Already-installed pins are left alone. OpenHands is too large for
+# the suite's time: AGENTS=--all installs it too (its real_cli tests skip, saying why, without).
+AGENTS ?=
+agents: $(STAMP)
+	$(BIN)/python -m tests.realcli.install $(AGENTS)
+
 # After the suite, each benchmark runs once with tiny parameters (a few seconds each), so none
 # can rot: a crash fails the target; a missed goal does not (it only matters at full size).
-test: lint
+# The suite includes the real_cli tests: the real agent CLIs against the scripted model server.
+test: lint agents
 	$(BIN)/python -m pytest -q --cov --cov-report=term-missing:skip-covered
 	$(BIN)/python benchmarks/engine.py --events 20000
 	$(BIN)/python benchmarks/replay.py --events 2000 --repeat 1
@@ -31,7 +39,11 @@ test: lint
 	$(BIN)/changeup calibrate challenges/* --out runs/calibration
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -x -m "not slow"
+	$(BIN)/python -m pytest -q -x -m "not slow and not real_cli"
+
+# The real agent CLIs alone: install the pins, run the tests marked real_cli.
+test-agents: agents
+	$(BIN)/python -m pytest -q -m real_cli tests/realcli
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
@@ -40,4 +52,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/snapshot.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) runs .agents .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -47,6 +47,7 @@ IGNORED = (
     "venv",
     "node_modules",
     ".hypothesis",
+    ".aider.tags.cache.v4",  # Aider's repository-map cache (0.86), written into the workspace
 )
 BYTECODE = (".pyc", ".pyo")
 #: The tree of an empty folder (git knows it without storing it): an export from it writes everything.

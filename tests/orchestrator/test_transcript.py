@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.agents import AgentSpecError, parse_agent
+from orchestrator.agents import AgentContext, AgentSpecError, parse_agent
 from orchestrator.agents.presets import PRESETS, PresetAgent, with_context
 from orchestrator.agents.presets.aider import AiderText
 from orchestrator.agents.presets.claude_code import ClaudeStreamJson
@@ -136,6 +136,22 @@ def test_claude_stream_json() -> None:
     )
 
 
+def test_claude_resumed_session_costs_only_this_run() -> None:
+    """A resumed session's total_cost_usd counts the earlier turns (2.1.332); this run's cost is
+    the sum of model_usage_since_last_result."""
+    result = {
+        "type": "result",
+        "session_id": "s",
+        "result": "Done.",
+        "total_cost_usd": 0.016815,
+        "usage": {"input_tokens": 2120, "output_tokens": 140},
+        "model_usage_since_last_result": {"m-1": {"costUSD": 0.00882}, "m-2": {"costUSD": 0.001}},
+    }
+    usage = parse(ClaudeStreamJson(), json.dumps(result))
+    assert usage.cost_usd == pytest.approx(0.00982)
+    assert (usage.input_tokens, usage.output_tokens) == (2120, 140)
+
+
 def test_claude_cut_off_before_its_result_reports_no_figures() -> None:
     """An interrupted turn has no result event: tokens and cost are missing, not 0."""
     text = "\n".join(recorded("claude.stream.jsonl").splitlines()[:-1])
@@ -197,6 +213,23 @@ def test_aider_usage_lines() -> None:
     assert usage.model == "anthropic/claude-sonnet-4-20250514"
 
 
+def test_aider_final_message_leaves_out_its_edits(tmp_path: Path) -> None:
+    """The words of Aider's answer, from the chat history, without the files it wrote whole."""
+    agent = parse_agent("aider")
+    assert isinstance(agent, PresetAgent)
+    history = tmp_path / "aider.chat.history.md"
+    history.write_text(
+        "#### Do it.  \n\nexport_time.py\n```\ndef f():\n    return 1\n```\n\nDone: f returns 1.  \n\n"
+        "> Tokens: 870 sent, 175 received.  \n> Applied edit to export_time.py  \n"
+    )
+    ctx = AgentContext(
+        tmp_path, tmp_path, load_challenge(REPO / "challenges" / "export-time"), lambda e: None
+    )
+    usage = agent.read_usage(ctx, Usage())
+    assert usage.final_message == "Done: f returns 1."
+    assert usage.session == "aider.chat.history.md"
+
+
 def test_aider_without_a_price_has_tokens_but_no_cost() -> None:
     """A model aider has no price for: the Cost part is absent, so cost is missing."""
     usage = parse(AiderText(), "Tokens: 12k sent, 1.5k received.\n")
@@ -224,7 +257,7 @@ def test_openhands_older_pretty_printed_events() -> None:
 
 
 def test_mini_trajectory(tmp_path: Path) -> None:
-    """Cost and the last assistant message from the trajectory; no token counts there."""
+    """Cost and the last assistant message from the trajectory; no token counts in this one."""
     path = tmp_path / "mini-001.traj.json"
     path.write_text(recorded("mini.traj.json", FINAL=f"Done with {SECRET}"))
     usage = mini_trajectory_usage(path, Redactor({"OPENAI_API_KEY": SECRET}))
@@ -232,6 +265,22 @@ def test_mini_trajectory(tmp_path: Path) -> None:
     assert usage.final_message == "Done with [redacted $OPENAI_API_KEY]"
     assert usage.model == "m-1"
     assert usage.input_tokens is None
+
+
+def test_mini_tokens_from_the_api_responses_in_its_trajectory(tmp_path: Path) -> None:
+    """Each model answer keeps its LiteLLM response: tokens are summed over them (2.4.6)."""
+    answers = [
+        {"role": "assistant", "content": "", "extra": {"response": {"usage": usage}}}
+        for usage in (
+            {"prompt_tokens": 410, "completion_tokens": 21, "prompt_tokens_details": {"cached_tokens": 5}},
+            {"prompt_tokens": 420, "completion_tokens": 22, "prompt_tokens_details": None},
+        )
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"info": {"model_stats": {"instance_cost": 0.01}}, "messages": answers}))
+    usage = mini_trajectory_usage(path, Redactor({}))
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens) == (830, 43, 5)
+    assert usage.cache_write_tokens is None
 
 
 def test_mini_zero_cost_after_calls_is_unknown_not_free(tmp_path: Path) -> None:
@@ -247,7 +296,7 @@ def test_mini_zero_cost_after_calls_is_unknown_not_free(tmp_path: Path) -> None:
 # --- presets --------------------------------------------------------------------------------
 
 AIDER = (
-    "aider --message-file '<AGENT_DIR>/message-<N>.md' --yes-always --no-pretty --no-fancy-input "
+    "aider --message-file '<AGENT_DIR>/message-<N>.md' --yes-always --no-pretty --no-stream --no-fancy-input "
     "--no-check-update --no-analytics --no-gitignore "
     "--chat-history-file '<AGENT_DIR>/aider.chat.history.md' "
     "--input-history-file '<AGENT_DIR>/aider.input.history'"
@@ -260,13 +309,15 @@ DOCUMENTED = {
         "--resume '<SESSION>'",
     ),
     "codex": (
-        "codex exec --json --sandbox workspace-write --model M -",
-        "codex exec --json --sandbox workspace-write --model M resume '<SESSION>' -",
+        "codex exec --json -c allow_login_shell=false --sandbox workspace-write --model M -",
+        "codex exec --json -c allow_login_shell=false --sandbox workspace-write --model M "
+        "resume '<SESSION>' -",
     ),
     "aider": (f"{AIDER} --model M", f"{AIDER} --restore-chat-history --model M"),
     "gemini-cli": (
-        "gemini --output-format json --approval-mode yolo --model M '--prompt=<MESSAGE>'",
-        "gemini --output-format json --approval-mode yolo --model M --resume '<SESSION>' "
+        "gemini --output-format json --approval-mode yolo --skip-trust --model M "
+        "--session-id '<NEW_SESSION>' '--prompt=<MESSAGE>'",
+        "gemini --output-format json --approval-mode yolo --skip-trust --model M --resume '<SESSION>' "
         "'--prompt=<MESSAGE>'",
     ),
     "mini-swe-agent": (
@@ -305,6 +356,8 @@ def test_preset_options() -> None:
         "/opt/codex",
         "exec",
         "--json",
+        "-c",
+        "allow_login_shell=false",
         "--sandbox",
         "read-only",
         "--model",

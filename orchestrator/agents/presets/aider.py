@@ -41,6 +41,8 @@ class Aider(PresetAgent):
             turn.message_file,
             *self.unattended,
             "--no-pretty",
+            # Streamed, Aider prints token counts it estimated itself; unstreamed, the provider's.
+            "--no-stream",
             "--no-fancy-input",
             "--no-check-update",
             "--no-analytics",
@@ -58,12 +60,6 @@ class Aider(PresetAgent):
         """Continues when it left a chat history to restore."""
         history = self._folder / AIDER_HISTORY
         return history.is_file() and history.stat().st_size > 0
-
-    def command_for(self, ctx: AgentContext, prompt: str, message_file: Path) -> list[str]:
-        """``--restore-chat-history`` stands for the session."""
-        if self._continuing:
-            self._session = AIDER_HISTORY
-        return super().command_for(ctx, prompt, message_file)
 
     def parser(self) -> LineParser:
         """Its ``Tokens:``/``Cost:`` lines."""
@@ -89,13 +85,29 @@ class Aider(PresetAgent):
             if not line.startswith(("#### ", "> ", "# aider chat started"))
             and line.rstrip() not in ("####", ">")
         ]
-        usage.final_message = "\n".join(said).strip() or None
-        usage.session = ""
+        usage.final_message = "\n".join(_without_edits(said)).strip() or None
+        # What continues the conversation is the chat history (restored next turn).
+        usage.session = AIDER_HISTORY if history.is_file() and history.stat().st_size > 0 else ""
         return usage
 
     def files_to_redact(self, ctx: AgentContext) -> list[Path]:
         """Its history files."""
         return [ctx.folder / AIDER_HISTORY, ctx.folder / AIDER_INPUT_HISTORY]
+
+
+def _without_edits(lines: list[str]) -> list[str]:
+    """An answer's words without its edits: every fenced block (a whole file, a SEARCH/REPLACE
+    block) goes, with the file name on the line before it."""
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        if line.startswith("```"):
+            if not fenced and out and out[-1].strip() and " " not in out[-1].strip():
+                out.pop()  # the file the block edits
+            fenced = not fenced
+        elif not fenced:
+            out.append(line)
+    return out
 
 
 _TOKENS_LINE = re.compile(

@@ -13,6 +13,8 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,7 @@ __all__ = [
     "TurnArgs",
     "binary_version",
     "installed",
+    "package_version_argv",
     "resolve_binary",
     "with_context",
 ]
@@ -73,6 +76,7 @@ class TurnArgs:
     agent_dir: str  # the run's agent/ folder
     tag: str  # the turn's number, 001, 002, …
     session: str  # what continues the conversation; "" on a first (or not continued) turn
+    new_session: str = ""  # the id a first turn names its session by (presets that name them)
 
 
 class PresetOptionError(ValueError):
@@ -105,6 +109,8 @@ class PresetAgent(CommandAgent):
     any_api_key: ClassVar[bool] = False
     unattended_default: ClassVar[tuple[str, ...]] = ()
     transcript_ext: ClassVar[str] = "log"
+    #: The CLI starts a session under an id it is given: each new one gets a fresh UUID.
+    names_session: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         options = dict(options or {})
@@ -126,6 +132,7 @@ class PresetAgent(CommandAgent):
         self._history: list[str] = []
         self._continuing = False
         self._session = ""
+        self._named = ""  # the id the latest new session was started under (names_session)
         self._folder = Path()
         self._redact = Redactor({})
         self._transcript: Transcript | None = None
@@ -194,10 +201,13 @@ class PresetAgent(CommandAgent):
     def command_for(self, ctx: AgentContext, prompt: str, message_file: Path) -> list[str]:
         """The preset's command line for this turn."""
         session = self._session if self._continuing else ""
+        if self.names_session and not session:
+            self._named = str(uuid.uuid4())
         tag = f"{self._turns:03d}"
+        named = self._named if self.names_session and not session else ""
         return [
             self.executable,
-            *self.arguments(TurnArgs(prompt, str(message_file), str(ctx.folder), tag, session)),
+            *self.arguments(TurnArgs(prompt, str(message_file), str(ctx.folder), tag, session, named)),
         ]
 
     def stdin_for(self, prompt: str) -> bytes | None:
@@ -268,7 +278,12 @@ class PresetAgent(CommandAgent):
     def command_line(self, *, continued: bool = False) -> list[str]:
         """This preset's command line with placeholders, for a first or a continued turn."""
         placeholders = TurnArgs(
-            "<MESSAGE>", "<AGENT_DIR>/message-<N>.md", "<AGENT_DIR>", "<N>", "<SESSION>" if continued else ""
+            "<MESSAGE>",
+            "<AGENT_DIR>/message-<N>.md",
+            "<AGENT_DIR>",
+            "<N>",
+            "<SESSION>" if continued else "",
+            "<NEW_SESSION>" if self.names_session and not continued else "",
         )
         return [self.executable, *self.arguments(placeholders)]
 
@@ -301,6 +316,19 @@ class PresetAgent(CommandAgent):
         }
 
 
+def package_version_argv(script: str, package: str) -> list[str] | None:
+    """How to ask a Python CLI's package its version: its script's ``#!`` interpreter reads the
+    installed metadata (for a CLI with no ``--version``, or one too slow to start for it)."""
+    try:
+        first = Path(script).read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+    except OSError:
+        return None
+    interpreter = shlex.split(first[2:]) if first.startswith("#!") else []
+    if not interpreter or "python" not in Path(interpreter[-1]).name:
+        return None
+    return [*interpreter, "-c", f"import importlib.metadata as m; print(m.version({package!r}))"]
+
+
 def _relative(path: Path, base: Path) -> str:
     try:
         return path.relative_to(base).as_posix()
@@ -317,12 +345,22 @@ def binary_version(argv: list[str] | None, timeout: float = VERSION_TIMEOUT) -> 
     """The first line ``argv`` (a ``--version`` call) prints, or None if it fails."""
     if not argv:
         return None
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    # In a HOME and folder of its own: asking a version must leave nothing in the user's HOME
+    # (Gemini CLI 0.61.0 writes projects.json temporaries under ~/.gemini even for --version).
+    with tempfile.TemporaryDirectory(prefix="changeup-version-") as home:
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                stdin=subprocess.DEVNULL,
+                cwd=home,
+                env={**os.environ, "HOME": home},
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
     lines = [line.strip() for line in (done.stdout or done.stderr).splitlines() if line.strip()]
     return lines[0] if done.returncode == 0 and lines else None
 

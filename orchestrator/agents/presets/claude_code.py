@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
-from orchestrator.agents.transcript import LineParser, Usage, as_int, as_number, as_text, json_object
+from orchestrator.agents.transcript import LineParser, Usage, as_dict, as_int, as_number, as_text, json_object
 
 __all__ = ["ClaudeCode", "ClaudeStreamJson"]
 
@@ -85,8 +85,14 @@ class ClaudeStreamJson:
         if result is None:
             return usage
         usage.final_message = as_text(result.get("result")) or usage.final_message
-        cost = result.get("total_cost_usd")
-        usage.cost_usd = as_number(cost)
+        # A resumed session's total_cost_usd (and modelUsage) count every earlier turn too
+        # (seen in 2.1.332); model_usage_since_last_result is this run's alone, per model.
+        since = as_dict(result.get("model_usage_since_last_result"))
+        costs = [as_number(as_dict(model).get("costUSD")) for model in since.values()]
+        if since and all(cost is not None for cost in costs):
+            usage.cost_usd = sum(cost for cost in costs if cost is not None)
+        else:
+            usage.cost_usd = as_number(result.get("total_cost_usd"))
         tokens = result.get("usage")
         if isinstance(tokens, dict):
             fresh = as_int(tokens.get("input_tokens"))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
 from orchestrator.agents.transcript import LineParser, Usage, as_int, as_text, json_object, total
 
@@ -25,11 +28,20 @@ class Codex(PresetAgent):
     unattended_default = ("--sandbox", "workspace-write")
     transcript_ext = "jsonl"
 
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        # thread id -> the thread's token totals (input, cached, cache write, output) so far
+        self._thread_totals: dict[str, tuple[int | None, ...]] = {}
+
     def arguments(self, turn: TurnArgs) -> list[str]:
         """``codex exec --json --sandbox workspace-write … [resume ID] -``; the message is on stdin."""
         return [
             "exec",
             "--json",
+            # Its commands otherwise run in a login shell, whose profile resets PATH: the agent's
+            # own Python environment (pytest, the challenge's requirements) would be gone.
+            "-c",
+            "allow_login_shell=false",
             *self.unattended,
             *(["--model", self.model] if self.model else []),
             *self.flags,
@@ -41,6 +53,19 @@ class Codex(PresetAgent):
         """JSONL events."""
         return CodexJsonl()
 
+    def read_usage(self, ctx: AgentContext, usage: Usage) -> Usage:
+        """This turn's own tokens: a resumed thread's ``turn.completed`` counts the thread's earlier
+        turns too (seen in 0.171.0), so what the thread had reported before is taken off."""
+        now = (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens)
+        before = self._thread_totals.get(usage.session) if usage.session else None
+        if usage.session and usage.input_tokens is not None:
+            self._thread_totals[usage.session] = now
+        if before is None:
+            return usage
+        less = [None if n is None or b is None else n - b for n, b in zip(now, before, strict=True)]
+        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens = less
+        return usage
+
 
 class CodexJsonl:
     """``codex exec --json``: ``thread.started``, ``item.completed`` (agent messages), ``turn.completed``."""
@@ -50,6 +75,7 @@ class CodexJsonl:
         self._inputs: list[int | None] = []
         self._cached: list[int | None] = []
         self._outputs: list[int | None] = []
+        self._writes: list[int | None] = []
         self._error: str | None = None
 
     def feed(self, line: str) -> None:
@@ -69,6 +95,7 @@ class CodexJsonl:
             tokens = event["usage"]
             self._inputs.append(as_int(tokens.get("input_tokens")))
             self._cached.append(as_int(tokens.get("cached_input_tokens")))
+            self._writes.append(as_int(tokens.get("cache_write_input_tokens")))
             self._outputs.append(as_int(tokens.get("output_tokens")))
         elif kind in ("turn.failed", "error"):
             error = event.get("error") if kind == "turn.failed" else event
@@ -80,6 +107,7 @@ class CodexJsonl:
         usage = self._usage
         usage.input_tokens = total(self._inputs)
         usage.cache_read_tokens = total(self._cached)
+        usage.cache_write_tokens = total(self._writes)
         usage.output_tokens = total(self._outputs)
         if usage.final_message is None and self._error:
             usage.final_message = f"error: {self._error}"

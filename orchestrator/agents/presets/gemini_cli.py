@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
 from orchestrator.agents.transcript import LineParser, Usage, as_dict, as_int, as_text, total
 
@@ -23,7 +24,11 @@ class GeminiCli(PresetAgent):
         "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/cli-reference.md (--approval-mode)",
         "https://github.com/google-gemini/gemini-cli/blob/main/docs/cli/session-management.md (--resume ID)",
     )
-    continuity = "--resume <session_id>, the session_id of its JSON output"
+    continuity = (
+        "--resume <session_id>: the id it is told to start the session with (--session-id), "
+        "so a turn cut off before its JSON output is continued too"
+    )
+    names_session = True
     message_via = "argument"
     env_names = ("GEMINI_", "GOOGLE_")
     home_files = (
@@ -33,23 +38,32 @@ class GeminiCli(PresetAgent):
         ".gemini/GEMINI.md",
         ".gemini/.env",
     )
-    unattended_default = ("--approval-mode", "yolo")
+    # --skip-trust: without it, 0.61.0 turns yolo back to "default" in a folder it was never
+    # told to trust (every fresh workspace), then refuses to run headless.
+    unattended_default = ("--approval-mode", "yolo", "--skip-trust")
     transcript_ext = "json"
 
     def arguments(self, turn: TurnArgs) -> list[str]:
-        """``gemini --output-format json --approval-mode yolo … --prompt=MESSAGE``.
+        """``gemini --output-format json --approval-mode yolo --skip-trust … --prompt=MESSAGE``.
 
         ``--prompt=`` rather than ``-p MESSAGE``: a message starting with ``-`` stays a value.
+        A first turn names its session (``--session-id``), a later one resumes it.
         """
+        session = ["--resume", turn.session] if turn.session else ["--session-id", turn.new_session]
         return [
             "--output-format",
             "json",
             *self.unattended,
             *(["--model", self.model] if self.model else []),
-            *(["--resume", turn.session] if turn.session else []),
+            *(session if turn.session or turn.new_session else []),
             *self.flags,
             f"--prompt={turn.prompt}",
         ]
+
+    def read_usage(self, ctx: AgentContext, usage: Usage) -> Usage:
+        """The session it was told to start, when a turn cut off before its JSON did not say."""
+        usage.session = usage.session or self._named
+        return usage
 
     def parser(self) -> LineParser:
         """One JSON object."""

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
 from orchestrator.agents.base import AgentContext
-from orchestrator.agents.presets.base import PresetAgent, TurnArgs
+from orchestrator.agents.presets.base import PresetAgent, TurnArgs, package_version_argv
 from orchestrator.agents.redaction import Redactor
-from orchestrator.agents.transcript import Usage, as_dict, as_number, as_text
+from orchestrator.agents.transcript import Usage, as_dict, as_int, as_number, as_text, total
 
 __all__ = ["MiniSweAgent", "mini_trajectory_usage"]
 
@@ -65,20 +64,13 @@ class MiniSweAgent(PresetAgent):
         return ctx.folder / f"mini-{self._turns:03d}.traj.json"
 
     def version_argv(self, path: str) -> list[str] | None:
-        """``mini`` has no ``--version``: ask the Python its script runs on for the package's version."""
-        try:
-            first = Path(path).read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
-        except OSError:
-            return None
-        interpreter = shlex.split(first[2:]) if first.startswith("#!") else []
-        if not interpreter or "python" not in Path(interpreter[-1]).name:
-            return None
-        code = "import importlib.metadata as m; print(m.version('mini-swe-agent'))"
-        return [*interpreter, "-c", code]
+        """``mini`` has no ``--version``: the Python its script runs on reads the package's version."""
+        return package_version_argv(path, "mini-swe-agent")
 
 
 def mini_trajectory_usage(path: Path, redact: Redactor) -> Usage:
-    """What mini-swe-agent's trajectory file (``-o``) says: cost, calls and its last message."""
+    """What mini-swe-agent's trajectory file (``-o``) says: cost, tokens (from each answer's API
+    response), the model and its last message."""
     usage = Usage()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -95,6 +87,15 @@ def mini_trajectory_usage(path: Path, redact: Redactor) -> Usage:
         usage.cost_usd = number
     usage.model = str(as_dict(as_dict(info.get("config")).get("model")).get("model_name") or "")
     messages = [m for m in data.get("messages") or [] if isinstance(m, dict)]
+    # Each model answer keeps its whole API response (LiteLLM's), usage included: summed here.
+    calls = [as_dict(as_dict(as_dict(m.get("extra")).get("response")).get("usage")) for m in messages]
+    calls = [c for c in calls if c]
+    usage.input_tokens = total(as_int(c.get("prompt_tokens")) for c in calls)
+    usage.output_tokens = total(as_int(c.get("completion_tokens")) for c in calls)
+    usage.cache_read_tokens = total(
+        as_int(as_dict(c.get("prompt_tokens_details")).get("cached_tokens")) for c in calls
+    )
+    usage.cache_write_tokens = total(as_int(c.get("cache_creation_input_tokens")) for c in calls)
     said = [m.get("content") for m in messages if m.get("role") == "assistant"]
     final = as_text(info.get("submission")) or (as_text(said[-1]) if said else None)
     usage.final_message = redact(final) if final else None

@@ -6,7 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.agents.presets.base import PresetAgent, TurnArgs
+from orchestrator.agents.base import AgentContext
+from orchestrator.agents.presets.base import PresetAgent, TurnArgs, package_version_argv
 from orchestrator.agents.transcript import LineParser, Usage, as_text, json_object
 
 __all__ = ["OpenHands", "OpenHandsJsonl"]
@@ -23,7 +24,10 @@ class OpenHands(PresetAgent):
         "https://docs.openhands.dev/openhands/usage/cli/quick-start (--resume ID)",
         "OpenHands-CLI README (--override-with-envs applies LLM_MODEL, LLM_API_KEY, LLM_BASE_URL)",
     )
-    continuity = "--resume <conversation id>, the id it prints as 'Conversation ID: …' when it exits"
+    continuity = (
+        "--resume <conversation id>, the id it prints as 'Conversation ID: …' when it exits "
+        "(--resume --last after a turn cut off before it)"
+    )
     message_via = "file"
     env_names = ("LLM_", "OPENHANDS_")
     home_files = (".openhands/agent_settings.json", ".openhands/cli_config.json", ".openhands/mcp.json")
@@ -31,16 +35,27 @@ class OpenHands(PresetAgent):
 
     def arguments(self, turn: TurnArgs) -> list[str]:
         """``openhands --headless --json --override-with-envs [--resume ID] … -f FILE``."""
+        resume = (
+            []
+            if not turn.session
+            else ["--resume", *([LATEST] if turn.session == LATEST else [turn.session])]
+        )
         return [
             "--headless",
             "--json",
             "--override-with-envs",
             *self.unattended,
-            *(["--resume", turn.session] if turn.session else []),
+            *resume,
             *self.flags,
             "-f",
             turn.message_file,
         ]
+
+    def read_usage(self, ctx: AgentContext, usage: Usage) -> Usage:
+        """A turn cut off before it printed its conversation id is continued with ``--resume
+        --last``: the latest conversation of its private HOME, which holds this run's alone."""
+        usage.session = usage.session or self._session or LATEST
+        return usage
 
     def extra_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """The model goes in ``LLM_MODEL`` (applied by ``--override-with-envs``)."""
@@ -50,7 +65,14 @@ class OpenHands(PresetAgent):
         """JSONL events, then the conversation id."""
         return OpenHandsJsonl()
 
+    def version_argv(self, path: str) -> list[str] | None:
+        """The package's version, read by its Python: ``openhands --version`` imports the whole
+        SDK first (over 15 seconds on a loaded machine, seen with 1.16.0)."""
+        return package_version_argv(path, "openhands") or [path, "--version"]
 
+
+#: Stands for "the latest conversation" (``--resume --last``) where no id was printed.
+LATEST = "--last"
 _CONVERSATION_ID = re.compile(r"Conversation ID: (?P<id>[0-9A-Za-z-]{8,})")
 
 

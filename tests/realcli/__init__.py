@@ -1,0 +1,1 @@
+"""The real agent CLIs end to end."""
