@@ -26,7 +26,7 @@ from pathlib import Path
 
 import anyio
 
-from orchestrator.grading.testrun import KeptExport
+from orchestrator.grading.export import KeptExport
 from orchestrator.session.workspace import IGNORED, Workspace
 
 GOAL_SECONDS = 0.2

@@ -5,10 +5,16 @@
                    and a run that does not count is voided before the engine sees it
 ``testrun``        a hidden test run: the snapshot's export, the sealed copy of the hidden tests
                    under random names, the judgement, the verdicts per phase
+``export``         each run's copy of its snapshot, kept for the next and checked before reuse
 ``harness``        the hardened pytest command line, the result stream, and how a run is judged
 ``bootstrap``      the first code of the test process (drop to the test user, import pytest,
                    check collected code, per-call checks, the machinery fingerprint)
+``warm``           the session's warm interpreter, from outside: started with the session,
+                   one request per run; ``zygote``: the warm interpreter itself, forking each
+                   run a clean child in namespaces of its own
 ``canaries``       canary tests drawn like the hidden tests
+``effects``        prohibited effects: what a run's probe watches and what it noted; ``probe``:
+                   the audit hook itself, in the test process (it observes, it never blocks)
 ``junit``          JUnit XML into verdicts; ``testids``: test ids, read from source
 ``seal``           the hidden tests' seals and the final checks
 ``venvs``          the grading and agent virtual environments: built once, read-only, sealed

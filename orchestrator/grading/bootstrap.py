@@ -3,7 +3,9 @@
 ``python -I -B bootstrap.py SETTINGS -- PYTEST-ARGS...``, where SETTINGS is a JSON object:
 ``workspace`` (the snapshot copy), ``hidden`` (the hidden tests' root), ``stream`` (the result
 stream) and, when it starts as root inside the sandbox, ``user`` ([uid, gid]) to drop to
-before anything else.
+before anything else. Under bubblewrap, the warm interpreter (``zygote.py``) imports this
+module once, makes its :class:`Machinery`, and each run's freshly forked test process
+calls :func:`run`: the same steps, without importing pytest again.
 
 The agent's code runs in this process (the hidden tests import it), so everything here
 assumes it is hostile:
@@ -24,6 +26,9 @@ assumes it is hostile:
   fingerprint taken before the workspace was importable; no plugin may have joined from
   outside the hidden tests.
 
+For a challenge with ``prohibited_effects`` (settings ``effects``), the probe (``probe.py``)
+starts watching right after ``ready``, before the workspace is importable.
+
 Every result is streamed as it happens; problems go to the stream as ``tampering`` lines;
 the last line is ``exit``. The runner cross-checks all of it against the JUnit XML and the
 canaries (``orchestrator.grading.harness``).
@@ -38,10 +43,14 @@ from typing import Any, TextIO
 
 Fingerprint = tuple[list[Any], list[Any], list[Any]]
 
-_WATCHED = ("pytest", "_pytest", "pluggy", "iniconfig", "__main__")
+#: What ``pytest.main`` imports of the standard library as it configures itself (the debugging
+#: and fault handler plugins); imported with pytest, so the warm interpreter does it once.
+_IMPORTED_BY_MAIN = ("pdb", "faulthandler", "readline", "_pytest._argcomplete")
+#: This module is ``__main__`` when run as a script, ``bootstrap`` in the warm interpreter (``zygote.py``).
+_WATCHED = ("pytest", "_pytest", "pluggy", "iniconfig", "__main__", __name__)
 
 
-def _drop(user: list[int] | None) -> None:
+def drop(user: list[int] | None) -> None:
     """Become the test user (uid, gid) with no groups, no capabilities (none permitted, none in
     the bounding set) and no new privileges."""
     if not user:
@@ -81,7 +90,7 @@ def _source_only(workspace: str) -> None:
     sys.path_importer_cache.clear()
 
 
-_FUNCTION = type(_drop)
+_FUNCTION = type(drop)
 
 
 def _function_of(member: object) -> Any:
@@ -277,34 +286,74 @@ def _code_table(path: str, config: Any) -> dict[tuple[str, int], bytes] | None:
     return table
 
 
-def main() -> int:
-    """Drop privileges, import pytest, say ready, run the hidden tests, check, say the exit."""
-    settings = json.loads(sys.argv[1])
-    args = sys.argv[sys.argv.index("--") + 1 :]
-    _drop(settings.get("user"))
+class Machinery:
+    """pytest imported with every built-in plugin, and the fingerprint of it taken before any agent code."""
+
+    def __init__(self) -> None:
+        import pytest
+        from _pytest.config import default_plugins
+
+        for name in default_plugins:  # every built-in plugin, before anything of the agent's
+            __import__(f"_pytest.{name}")
+        import _pytest.assertion.rewrite  # noqa: F401 - used after collection
+
+        for name in _IMPORTED_BY_MAIN:  # the standard library pytest.main imports, once
+            __import__(name)
+
+        for hook in (Guard.pytest_collection, Guard.pytest_runtest_call):  # ahead of every other plugin
+            pytest.hookimpl(tryfirst=True)(hook)
+        self.pytest = pytest
+        self.before = fingerprint()
+
+
+def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
+    """Say ready, make the workspace importable (from source), run pytest, check, say the exit.
+
+    ``machinery`` was made in this process (or in the clean process it was forked from)
+    before anything of the agent's could run.
+    """
     stream = open(settings["stream"], "w", encoding="utf-8")  # noqa: SIM115 - open for the whole run
-    import pytest
-    from _pytest.config import default_plugins
-
-    for name in default_plugins:  # every built-in plugin, before anything of the agent's
-        __import__(f"_pytest.{name}")
-    import _pytest.assertion.rewrite  # noqa: F401 - used after collection
-
-    for hook in (Guard.pytest_collection, Guard.pytest_runtest_call):  # ahead of every other plugin
-        pytest.hookimpl(tryfirst=True)(hook)
     guard = Guard(stream, settings["hidden"])
     guard.write({"ready": os.getpid()})
     # Held here, not looked up at the end, where the agent's code may have rebound the names.
-    compare, finish, write = changed, guard.finish, guard.write
-    before = fingerprint()
+    compare, finish, write, before = changed, guard.finish, guard.write, machinery.before
+    if settings.get("effects"):  # the challenge prohibits effects: note each attempt (probe.py)
+        _probe(settings["effects"])
     _source_only(settings["workspace"])
     sys.path.append(settings["workspace"])  # after the standard library and site-packages
-    code = int(pytest.main(args, plugins=[guard]))
+    code = int(machinery.pytest.main(args, plugins=[guard]))
     for problem in finish(compare(before)):
         write({"tampering": problem})
     write({"exit": code})
     stream.close()
     return code
+
+
+def _probe(config: dict[str, Any]) -> None:
+    """Load the probe from ``config["probe"]`` (``probe.py``, beside this script) and start it.
+
+    A probe that will not start leaves the run as it would be without one: the run is then
+    reported as not watched for prohibited effects (``effects.read_effects``), never voided.
+    """
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("changeup_probe", config["probe"])
+        assert spec is not None
+        assert spec.loader is not None
+        probe = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(probe)
+        probe.watch(config)
+    except Exception as error:  # an observer's failure is no verdict
+        print(f"changeup: the prohibited-effects probe did not start: {error!r}", file=sys.stderr)
+
+
+def main() -> int:
+    """Drop privileges, import pytest, run the hidden tests (see :func:`run`)."""
+    settings = json.loads(sys.argv[1])
+    args = sys.argv[sys.argv.index("--") + 1 :]
+    drop(settings.get("user"))
+    return run(settings, args, Machinery())
 
 
 if __name__ == "__main__":

@@ -28,13 +28,23 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from orchestrator.grading.canaries import Canaries
 from orchestrator.grading.junit import JUnitError, Verdict, read_junit
 from orchestrator.grading.policy import Status
 from orchestrator.grading.processes import Finished
 
-__all__ = ["BOOTSTRAP", "Judgement", "Stream", "bootstrap_argv", "judge", "read_stream"]
+__all__ = [
+    "BOOTSTRAP",
+    "Judgement",
+    "Stream",
+    "bootstrap_argv",
+    "bootstrap_settings",
+    "judge",
+    "pytest_args",
+    "read_stream",
+]
 
 #: The bootstrap's source, copied beside the hidden tests of every run.
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
@@ -47,31 +57,21 @@ _EXIT_MEANING = {
 }
 
 
-def bootstrap_argv(
-    python: str,
-    bootstrap: Path,
-    *,
-    workspace: Path,
-    hidden: Path,
-    out: Path,
-    user: tuple[int, int] | None,
-    tests: Sequence[str],
-    deselect: Sequence[str],
-) -> list[str]:
-    """The hidden pytest run's command line; ``tests`` and ``deselect`` relative to ``hidden``."""
-    settings = {
+def bootstrap_settings(
+    *, workspace: Path, hidden: Path, out: Path, user: tuple[int, int] | None
+) -> dict[str, Any]:
+    """What the bootstrap is told: where the snapshot copy, the hidden tests and its stream are."""
+    return {
         "workspace": str(workspace),
         "hidden": str(hidden),
         "stream": str(out / "stream.jsonl"),
         "user": list(user) if user else None,
     }
+
+
+def pytest_args(*, hidden: Path, out: Path, tests: Sequence[str], deselect: Sequence[str]) -> list[str]:
+    """The hardened pytest command line; ``tests`` and ``deselect`` relative to ``hidden``."""
     return [
-        python,
-        "-I",
-        "-B",
-        str(bootstrap),
-        json.dumps(settings),
-        "--",
         "-q",
         "--tb=short",
         "-p",
@@ -89,6 +89,11 @@ def bootstrap_argv(
         *(f"--deselect={test}" for test in sorted(deselect)),
         *(str(hidden / test) for test in tests),
     ]
+
+
+def bootstrap_argv(python: str, bootstrap: Path, settings: dict[str, Any], args: Sequence[str]) -> list[str]:
+    """A cold hidden pytest run's command line: a fresh interpreter running the bootstrap."""
+    return [python, "-I", "-B", str(bootstrap), json.dumps(settings), "--", *args]
 
 
 @dataclass(slots=True)

@@ -1,7 +1,8 @@
 """Child processes: their own process group, a time limit, bounded output, and no survivors.
 
 Everything changeup starts (hidden test runs, agent commands, judges) goes through
-:func:`run_process_group`. The process leads a new session; its output is streamed to a
+:func:`run_process_group`, but the warm interpreter (``warm.py``), which lives as long as its
+session and is stopped by :func:`stop` too. The process leads a new session; its output is streamed to a
 callback while only the last ``keep`` bytes are retained. The run is over when *the process*
 exits, not when its output closes: a child that keeps the pipe open is killed with the rest.
 On a time-out, a cancellation or the process's end, :func:`stop` ends its whole tree:

@@ -11,12 +11,16 @@ anything, so the process limit holds; not as root, bubblewrap maps the caller's 
 drops every capability. A test *command* (a phase with ``command:``) needs the machine's
 tools, so it sees the machine read-only instead, minus the challenge, the runs and the cache.
 
+A session's pytest runs are forks of its **warm interpreter** (``zygote.py``, started by
+:meth:`Sandbox.warm`): the same view, with each run's folders mounted by its own child in
+namespaces of its own, so a run sees exactly what a cold run sees.
+
 **Agents** have a sandbox of their own, an allow-list (``agent_sandbox.py``); it shares this
 module's kinds and its bubblewrap arguments.
 
 Every process also gets resource limits (address space, processes, open files, CPU time,
-file size) through ``prlimit``, and dies with its run: bubblewrap's PID namespace, or the
-reaper outside it (``processes.py``).
+file size) through ``prlimit`` (a warm run sets them itself), and dies with its run:
+bubblewrap's PID namespace (a warm run's own), or the reaper outside it (``processes.py``).
 
 **Fallbacks.** Where bubblewrap cannot run, hidden tests run as a separate user (``user``:
 ``nobody`` or ``$CHANGEUP_SANDBOX_USER``, through ``setpriv``) in a folder outside the run
@@ -27,6 +31,7 @@ HOME. The weaker sandbox and the reason for it are always logged — never silen
 from __future__ import annotations
 
 import functools
+import json
 import os
 import pwd
 import shutil
@@ -59,6 +64,9 @@ __all__ = [
 INSIDE = Path("/changeup")
 #: Namespaces every sandboxed process gets (the network too, but for agents that need it).
 NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
+#: What the warm interpreter keeps: making each run's namespaces and mounts (SYS_ADMIN), bringing
+#: up its loopback (NET_ADMIN), and dropping its test process to the test user.
+WARM_CAPABILITIES = ("SYS_ADMIN", "NET_ADMIN", "SETUID", "SETGID", "SETPCAP")
 #: As root: only what dropping to the sandbox's user takes (it then takes these away too).
 DROP_TO_USER = [
     "--cap-drop",
@@ -77,14 +85,17 @@ class Limits:
     cpu_seconds: int = 600
     file_mb: int = 512
 
+    def nproc(self, uid: int | None = None) -> int:
+        """The process limit for a run as ``uid``: RLIMIT_NPROC counts every process of the user,
+        so the budget is on top of those it has now."""
+        return _processes_of(os.getuid() if uid is None else uid) + self.processes
+
     def prlimit(self, uid: int | None = None) -> list[str]:
         """A ``prlimit`` prefix that applies these limits to the command after it, run as ``uid``."""
-        mine = _processes_of(os.getuid() if uid is None else uid)
         return [
             "prlimit",
             f"--as={self.memory_mb * 1024 * 1024}",
-            # RLIMIT_NPROC counts every process of the user, so the budget is on top of those.
-            f"--nproc={mine + self.processes}",
+            f"--nproc={self.nproc(uid)}",
             f"--nofile={self.open_files}",
             f"--cpu={self.cpu_seconds}",
             f"--fsize={self.file_mb * 1024 * 1024}",
@@ -151,6 +162,11 @@ class Sandbox:
             return SandboxUser("tests", *TEST_USER)
         return self.user
 
+    def test_uid(self) -> int:
+        """The uid hidden tests run as (whose processes the process limit counts)."""
+        user = self._test_user()
+        return user.uid if user else os.getuid()
+
     def workdir(self, scratch: Path) -> Path:
         """A new private folder for one test run: in ``scratch``, or for a separate user, in
         the system's temporary folder (the run folder stays closed to that user)."""
@@ -213,34 +229,72 @@ class Sandbox:
             limits = self.limits.prlimit(user.uid if user else None)
             pids = self.limits.processes if self.as_root and user is None else None
             return [*limits, *reaped([*setpriv(user), *argv], pids=pids)]
-        namespaces = [*NAMESPACES, "--unshare-net"]
-        if self.as_root:  # the bootstrap or setpriv drops to the test user, which takes these away
-            capabilities = list(DROP_TO_USER)
-        else:
-            namespaces.append("--unshare-user")
-            capabilities = ["--cap-drop", "ALL"]
+        # As root, the bootstrap or setpriv drops to the test user, which takes these away.
+        capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
         if runtime is not None:
             mounts = _runtime_mounts(runtime)
         else:  # the machine's folders one by one (so /changeup can be made beside them), minus hide
             mounts = [*_machine_mounts(), *cover(hide)]
             argv = [*setpriv(user), *argv] if self.as_root else list(argv)
-        mounts += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
-        mounts += bind(environment.prefix, INSIDE / "env")
+        mounts += _hidden_view(environment)
         for name, writable in (("hidden", False), ("harness", False), ("ws", True), ("out", True)):
             mounts += bind(folder / name, INSIDE / name, writable=writable)
         return [
             *self.limits.prlimit(user.uid if user else None),
-            "bwrap",
-            *namespaces,
-            "--die-with-parent",
-            "--new-session",
-            *capabilities,
-            *mounts,
+            *self._bubblewrap(capabilities, mounts),
             "--chdir",
             str(INSIDE / "ws"),
             "--",
             *argv,
         ]
+
+    def warm(self, folder: Path, environment: Environment, runtime: Runtime, zygote: str) -> list[str]:
+        """The warm interpreter's command line (``zygote.py``, named in :meth:`places` terms).
+
+        Its sandbox is a hidden run's (the private runtime, the grading environment, no
+        network, a PID namespace of its own) with ``folder/harness`` read-only and every run
+        folder (``folder/runs``) beside it; each run's child mounts its own folders where a
+        cold run has them and covers the rest. The zygote keeps what it needs to make each
+        child's namespaces and to drop to the test user; the root and ``/dev`` are read-only.
+        Its limits are set by each run for itself (``zygote.py``), not here.
+        """
+        capabilities = [
+            "--cap-drop",
+            "ALL",
+            *(f for c in WARM_CAPABILITIES for f in ("--cap-add", f"CAP_{c}")),
+        ]
+        mounts = [*_runtime_mounts(runtime), *_hidden_view(environment)]
+        mounts += bind(folder / "harness", INSIDE / "harness")
+        mounts += bind(folder / "runs", INSIDE / "runs", writable=True)
+        for name in ("hidden", "ws", "out"):  # where each run's child mounts its own
+            mounts += ["--dir", str(INSIDE / name)]
+        mounts += ["--remount-ro", "/dev", "--remount-ro", "/"]
+        config = {
+            "bootstrap": str(INSIDE / "harness" / "bootstrap.py"),
+            "runs": str(INSIDE / "runs"),
+            "binds": [[name, str(INSIDE / name), name != "hidden"] for name in ("hidden", "ws", "out")],
+            "workdir": str(INSIDE / "ws"),
+            "user": list(TEST_USER) if self.as_root else None,
+            "limits": asdict(self.limits),
+        }
+        # The zygote is PID 1 itself: when it ends, the kernel ends every process of its
+        # sandbox before bubblewrap (which then exits) sees it end, not some time after.
+        return [
+            *self._bubblewrap(capabilities, mounts, "--as-pid-1"),
+            "--chdir",
+            "/",
+            "--",
+            str(INSIDE / "env" / "bin" / "python"),
+            "-I",
+            "-B",
+            zygote,
+            json.dumps(config),
+        ]
+
+    def _bubblewrap(self, capabilities: list[str], mounts: list[str], *options: str) -> list[str]:
+        """bubblewrap with a hidden run's namespaces: no network; a user namespace unless root."""
+        namespaces = [*NAMESPACES, "--unshare-net", *([] if self.as_root else ["--unshare-user"])]
+        return ["bwrap", *namespaces, "--die-with-parent", "--new-session", *options, *capabilities, *mounts]
 
 
 def setpriv(user: SandboxUser | None) -> list[str]:
@@ -262,6 +316,13 @@ def bind(source: Path, dest: Path, *, writable: bool = False) -> list[str]:
     """Bind ``source`` at ``dest``, its missing parents made traversable (bubblewrap makes them 0700)."""
     parents = [f for parent in reversed(dest.parents[:-1]) for f in ("--perms", "0755", "--dir", str(parent))]
     return [*parents, "--bind" if writable else "--ro-bind", str(source), str(dest)]
+
+
+def _hidden_view(environment: Environment) -> list[str]:
+    """What every hidden run sees besides its root: devices, its ``/proc``, a fresh ``/tmp``, and
+    the grading environment (read-only) at ``/changeup/env``."""
+    mounts = ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+    return mounts + bind(environment.prefix, INSIDE / "env")
 
 
 def _runtime_mounts(runtime: Runtime) -> list[str]:

@@ -2,10 +2,12 @@
 
 The hidden tests never enter the workspace. A run gets a copy of the snapshot in ``<run>/ws``
 (the working directory, importable): the previous run's copy, checked and updated by the
-difference of the two snapshots (:class:`KeptExport`), so its cost follows the change, not
-the workspace. It copies each phase's tests to ``<run>/hidden/<phase>_<random>``
+difference of the two snapshots (``export.py``), so its cost follows the change, not the
+workspace. It copies each phase's tests to ``<run>/hidden/<phase>_<random>``
 (checking every file against the seal taken when the session started) and runs them through
-the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``). A listed test that
+the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``): under bubblewrap and
+inside ``async with runner``, as a fork of the session's warm interpreter (``warm.py``);
+otherwise in a fresh interpreter, as every weaker sandbox does. A listed test that
 did not report is *missing* and a skipped hidden test counts as failed: a hidden test passes
 only by running. Whatever the run's status, the policy (``policy.py``) decides whether its
 verdicts count; those that do not are voided here, before anyone reads them.
@@ -13,11 +15,11 @@ verdicts count; those that do not are voided here, before anyone reads them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +29,17 @@ import anyio
 
 from orchestrator.challenge.model import Challenge, Phase
 from orchestrator.grading.canaries import Canaries, plant_canaries
-from orchestrator.grading.harness import BOOTSTRAP, Judgement, bootstrap_argv, judge, read_stream
+from orchestrator.grading.effects import EFFECTS, PROBE, Effect, probe_settings, read_effects
+from orchestrator.grading.export import KeptExport
+from orchestrator.grading.harness import (
+    BOOTSTRAP,
+    Judgement,
+    bootstrap_argv,
+    bootstrap_settings,
+    judge,
+    pytest_args,
+    read_stream,
+)
 from orchestrator.grading.junit import JUnitError, Verdict, read_junit
 from orchestrator.grading.policy import Status, counts, void
 from orchestrator.grading.processes import run_process_group
@@ -36,11 +48,11 @@ from orchestrator.grading.sandbox import Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import hidden_files
 from orchestrator.grading.testids import covers, list_tests
 from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
+from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
 from orchestrator.seams import Repository
-from orchestrator.session.workspace import EMPTY_TREE
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["KeptExport", "PytestRunner", "TestRun", "refused", "superseded_by"]
+__all__ = ["PytestRunner", "TestRun", "refused", "superseded_by"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +65,8 @@ class TestRun:
     phases: tuple[PhaseResult, ...]
     detail: str = ""
     seconds: float = 0.0
+    #: the prohibited effects the run attempted (``effects.py``); None: not watched
+    effects: tuple[Effect, ...] | None = None
 
 
 def superseded_by(challenge: Challenge, phases: Sequence[str]) -> set[str]:
@@ -129,139 +143,13 @@ class HiddenCopy:
         return f"{phase}/{rest}" if phase is not None else test_id
 
 
-#: What any change to an entry alters. No process can set the change time (ctime): every
-#: write, chmod, chown, link, rename or extended attribute moves it to the present, and a
-#: test process starts long after the facts were taken (since Linux 6.13, a change after a
-#: ``stat`` gets a later time whatever the clock's tick).
-Facts = tuple[int, int, int, int, int, int, int, int]
-
-
-def _facts(info: os.stat_result) -> Facts:
-    return (
-        info.st_ino,
-        info.st_mode,
-        info.st_uid,
-        info.st_gid,
-        info.st_nlink,
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ctime_ns,
-    )
-
-
-def _unchanged(root: Path, facts: dict[str, Facts]) -> bool:
-    """Whether every entry recorded in ``facts`` (``""``: ``root`` itself) still has its facts.
-
-    Nothing is listed: adding, removing or renaming an entry moves its folder's change time,
-    so an entry that is not recorded shows in its folder's facts.
-    """
-    top = str(root)
-    try:
-        return all(
-            _facts(os.lstat(f"{top}/{path}" if path else top)) == known for path, known in facts.items()
-        )
-    except OSError:
-        return False
-
-
-@dataclass(slots=True)
-class _Copy:
-    """An export of ``tree`` kept in ``path``, and its entries' facts as it was handed out."""
-
-    path: Path
-    tree: str
-    facts: dict[str, Facts]
-
-
-class KeptExport:
-    """Each test run's copy of its snapshot, made from the copy the run before had.
-
-    A whole export costs as much as copying the workspace, while two snapshots in a row
-    usually differ by a file or two. So the copy a run had is kept (in ``home``) and the next
-    run gets it updated by the difference of the two trees (:meth:`Workspace.export`).
-
-    The code under test may write into its copy, so before reuse every entry is compared
-    with the facts taken when the copy was handed out (see :data:`Facts`): anything a run
-    added, removed or changed, its modes and owners included, sends the next run to a fresh
-    export, and one run's code never reaches the next. A stale fact can only cause a
-    mismatch, never a reuse.
-    """
-
-    def __init__(self, repo: Repository, home: Path | None) -> None:
-        self.repo = repo
-        self.home = home  # None: nothing is kept, every run exports whole
-        self._kept: _Copy | None = None
-        self._lent: _Copy | None = None
-
-    async def take(self, tree: str, dest: Path, owner: tuple[int, int]) -> None:
-        """Make ``dest`` (not there yet) hold snapshot ``tree``'s files, each entry owned by ``owner``."""
-        copy, self._kept = self._kept, None  # lent once, whatever happens next
-        if copy is not None and not await anyio.to_thread.run_sync(_unchanged, copy.path, copy.facts):
-            await anyio.to_thread.run_sync(_discard, copy.path)
-            copy = None
-        if copy is None:
-            copy = _Copy(self._fresh(dest), EMPTY_TREE, {})
-        try:
-            touched = await self.repo.export(tree, copy.path, base=copy.tree)
-            await anyio.to_thread.run_sync(_settle, copy, touched, owner)
-            if copy.path != dest:
-                copy.path.rename(dest)
-            copy.facts[""] = _facts(os.lstat(dest))
-        except BaseException:
-            _discard(copy.path)  # half made: never kept
-            raise
-        copy.tree = tree
-        self._lent = copy if self.home is not None else None
-
-    def give_back(self, dest: Path) -> None:
-        """Keep ``dest``, the copy a run had, for the next run (checked again when it is taken)."""
-        copy, self._lent = self._lent, None
-        try:
-            if copy is None or _facts(os.lstat(dest)) != copy.facts[""]:
-                return  # the run's folder goes, and this copy with it
-            dest.rename(copy.path)
-        except OSError:
-            return
-        copy.facts[""] = _facts(os.lstat(copy.path))
-        if self._kept is not None:  # a run that overlapped this one kept its copy first
-            _discard(self._kept.path)
-        self._kept = copy
-
-    def _fresh(self, dest: Path) -> Path:
-        if self.home is None:
-            return dest
-        self.home.mkdir(parents=True, exist_ok=True)
-        # A new name each time: a discarded copy that could not be deleted is never written into.
-        path = Path(tempfile.mkdtemp(prefix="ws-", dir=self.home))
-        path.chmod(0o755)
-        return path
-
-
-def _settle(copy: _Copy, touched: list[str], owner: tuple[int, int]) -> None:
-    """Give the ``touched`` entries of ``copy`` and their folders to ``owner``; take their facts anew."""
-    paths = {""}
-    for path in touched:
-        parts = path.split("/")
-        paths.update("/".join(parts[:end]) for end in range(1, len(parts) + 1))
-    for path in paths:
-        full = copy.path / path
-        try:
-            info = os.lstat(full)
-        except FileNotFoundError:
-            copy.facts.pop(path, None)
-            continue
-        if (info.st_uid, info.st_gid) != owner:
-            os.lchown(full, *owner)
-            info = os.lstat(full)
-        copy.facts[path] = _facts(info)
-
-
-def _discard(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
-
-
 class PytestRunner:
-    """Runs a challenge's hidden tests on workspace snapshots, one subprocess per run."""
+    """Runs a challenge's hidden tests on workspace snapshots, one subprocess per run.
+
+    ``async with runner`` keeps a warm interpreter for the runs made inside it (bubblewrap
+    only): it starts on entry, so a session pays for importing pytest once, off the hot path,
+    and it ends on exit.
+    """
 
     __test__ = False
 
@@ -287,6 +175,8 @@ class PytestRunner:
         # the cache of environments, and whatever else is asked (other runs).
         self.hide = [challenge.root, cache_root(), *hide]
         self._runtime: Runtime | None = None
+        self._warm: WarmInterpreter | None = None
+        self._home = scratch / "warm"  # the warm interpreter's harness, log, and every run folder
         # A separate user's runs happen outside the run folder (Sandbox.workdir): none is kept there.
         self.exports = KeptExport(repo, None if self.sandbox.user else scratch / "export")
         #: phase → file → sha256, taken when the session started; None: not checked
@@ -297,26 +187,62 @@ class PytestRunner:
             if phase.command is None
         }
 
+    async def __aenter__(self) -> PytestRunner:
+        """Start the warm interpreter (under bubblewrap); the runs until the exit are forks of it."""
+        pytest_phases = any(phase.command is None for phase in self.challenge.phases)
+        if self.sandbox.kind != "bubblewrap" or self._warm is not None or not pytest_phases:
+            return self
+        try:
+            runtime = await self._runtime_ready()
+        except EnvironmentFailure:
+            return self  # each run says so, as it would without the warm interpreter
+        for name in ("harness", "runs"):
+            (self._home / name).mkdir(parents=True, exist_ok=True)
+        for source in (BOOTSTRAP, ZYGOTE, PROBE):
+            shutil.copyfile(source, self._home / "harness" / source.name)
+        places = self.sandbox.places(self._home, self.environment)
+        command = self.sandbox.warm(self._home, self.environment, runtime, str(places.harness / ZYGOTE.name))
+        self._warm = WarmInterpreter(command, env=self._env(places), log=self._home / "zygote.log")
+        with contextlib.suppress(WarmFailure):  # the first run tries again, and says why if it fails
+            await self._warm.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """End the warm interpreter, and every run of it."""
+        warm, self._warm = self._warm, None
+        if warm is not None:
+            await warm.aclose()
+
+    @property
+    def warm(self) -> WarmInterpreter | None:
+        """The warm interpreter runs are forked from, inside ``async with`` under bubblewrap."""
+        return self._warm
+
+    async def _runtime_ready(self) -> Runtime:
+        if self._runtime is None:
+            self._runtime = await anyio.to_thread.run_sync(runtime_for, self.environment)
+        return self._runtime
+
     async def run(self, tree: str, phases: Sequence[str]) -> TestRun:
         """Export ``tree``, run ``phases``' tests on it, judge the run, and void what does not count."""
         started = time.perf_counter()
-        if self.sandbox.kind == "bubblewrap" and self._runtime is None:
+        if self.sandbox.kind == "bubblewrap":
             try:
-                self._runtime = await anyio.to_thread.run_sync(runtime_for, self.environment)
+                await self._runtime_ready()
             except EnvironmentFailure as error:
                 return TestRun("invalid", refused(self.challenge, phases, str(error)).phases, str(error))
-        folder = self.sandbox.workdir(self.scratch)
+        folder = self.sandbox.workdir(self._home / "runs" if self._warm is not None else self.scratch)
         try:
-            status, results, detail = await self._run(folder, tree, phases)
+            status, results, detail, effects = await self._run(folder, tree, phases)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         if not counts(status):
             results = void(results, status)
-        return TestRun(status, results, detail, time.perf_counter() - started)
+        return TestRun(status, results, detail, time.perf_counter() - started, effects)
 
     async def _run(
         self, folder: Path, tree: str, phases: Sequence[str]
-    ) -> tuple[Status, tuple[PhaseResult, ...], str]:
+    ) -> tuple[Status, tuple[PhaseResult, ...], str, tuple[Effect, ...] | None]:
         for name in ("out", "harness"):
             (folder / name).mkdir()
         hidden = HiddenCopy(folder / "hidden")
@@ -338,7 +264,9 @@ class PytestRunner:
             Verdict(hidden.from_run(v.id), v.outcome, v.detail) for j in judgements for v in j.verdicts
         ]
         detail = "; ".join(j.detail for j in judgements if j.detail)
-        return status, self._results(chosen, verdicts, superseded, detail), detail
+        watched = self.challenge.model.prohibited_effects  # what the probe noted, if it watched
+        effects = read_effects(folder / "out" / EFFECTS, hidden.from_run) if watched else None
+        return status, self._results(chosen, verdicts, superseded, detail), detail, effects
 
     def _env(self, places: Places) -> dict[str, str]:
         # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings.
@@ -363,7 +291,9 @@ class PytestRunner:
         canaries = None
         deselect = sorted(hidden.to_run(test) for test in superseded)
         if pytest_phases:
-            shutil.copyfile(BOOTSTRAP, folder / "harness" / BOOTSTRAP.name)
+            if self._warm is None:  # the warm interpreter has a copy of its own
+                for source in (BOOTSTRAP, PROBE):
+                    shutil.copyfile(source, folder / "harness" / source.name)
             folders = [hidden.folder_of(p.id) for p in pytest_phases]
             canaries = plant_canaries(hidden.root, folders, deselect)
         # The folder goes to the tests' user before the snapshot's copy is in it: the copy
@@ -396,22 +326,30 @@ class PytestRunner:
     ) -> Judgement:
         folders = [hidden.folder_of(p.id) for p in phases]
         places = self.sandbox.places(folder, self.environment)
-        command = bootstrap_argv(
-            places.python,
-            places.harness / BOOTSTRAP.name,
-            workspace=places.ws,
-            hidden=places.hidden,
-            out=places.out,
-            user=places.user,
-            tests=folders,
-            deselect=deselect,
+        settings = bootstrap_settings(
+            workspace=places.ws, hidden=places.hidden, out=places.out, user=places.user
         )
-        finished = await run_process_group(
-            self._confined(folder, command, runtime=self._runtime),
-            cwd=folder / "ws",
-            env=self._env(places),
-            timeout=self.timeout,
-        )
+        settings.update(probe_settings(self.challenge.model.prohibited_effects, places))
+        args = pytest_args(hidden=places.hidden, out=places.out, tests=folders, deselect=deselect)
+        if self._warm is not None:
+            nproc = self.sandbox.limits.nproc(self.sandbox.test_uid())
+            try:
+                finished = await self._warm.run(
+                    folder.name, settings, args, timeout=self.timeout, nproc=nproc
+                )
+            except WarmFailure as failure:  # the grader's failure, never the agent's
+                return Judgement("invalid", [], str(failure))
+        else:
+            finished = await run_process_group(
+                self._confined(
+                    folder,
+                    bootstrap_argv(places.python, places.harness / BOOTSTRAP.name, settings, args),
+                    runtime=self._runtime,
+                ),
+                cwd=folder / "ws",
+                env=self._env(places),
+                timeout=self.timeout,
+            )
         out = folder / "out"
         return judge(finished, read_stream(out / "stream.jsonl"), out / "junit.xml", canaries, self.timeout)
 
