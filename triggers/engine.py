@@ -44,7 +44,7 @@ from triggers.records import (
     TriggerFired,
     TriggerPending,
 )
-from triggers.spec import BRIEFING, Spec, TriggerSpec
+from triggers.spec import BRIEFING, Spec, SpecError, TriggerSpec
 
 __all__ = ["Engine", "EngineError"]
 
@@ -286,14 +286,25 @@ class Engine:
             raise EngineError("session.started arrived twice")
         self._started = True
         self._touch([FileChange(path, "added") for path in event.files], [], by_agent=False)
-        first = self.spec.phases[0]
-        self.facts.unlocked[first] = event.t
-        self._unlocked = (first,)
+        phases, briefing = self.spec.phases, self.spec.briefing
+        opened = phases[:1]
+        if event.start is not None and event.start != phases[0]:
+            # A late start: every phase up to ``start`` is open from the first step, so the
+            # triggers that unlock them retire unfired when visited below, and the message of
+            # the one that would have opened ``start`` is the briefing.
+            try:
+                briefing = self.spec.opening(event.start).message
+            except SpecError as error:
+                raise EngineError(f"session.started at {event.start!r}: {error}") from None
+            opened = phases[: phases.index(event.start) + 1]
+        for phase in opened:
+            self.facts.unlocked[phase] = event.t
+            actions.append(PhaseUnlocked(phase))
+        self._unlocked = opened
         self.facts.phase_anchor = event.t
         self.facts.idle_anchor = event.t
-        actions.append(PhaseUnlocked(first))
-        if self.spec.briefing:
-            actions.append(MessageQueued(BRIEFING, "briefing", self.spec.briefing))
+        if briefing:
+            actions.append(MessageQueued(BRIEFING, "briefing", briefing))
             self._undelivered += 1
         actions.append(self._run_tests("session started"))
         return set(range(len(self._watches)))

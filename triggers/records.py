@@ -86,15 +86,17 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class SessionStarted(_Record):
-    """The session began; ``files`` lists the starter workspace."""
+    """The session began; ``files`` lists the starter workspace. ``start`` is the phase it
+    starts at when that is a later one (``changeup run --start-at``), else None: the first."""
 
     kind: ClassVar[str] = "session.started"
     t: float
     files: tuple[str, ...] = ()
+    start: str | None = None
 
     @classmethod
     def from_fields(cls, record: dict[str, Any]) -> SessionStarted:
-        return cls(record["t"], tuple(record.get("files", ())))
+        return cls(record["t"], tuple(record.get("files", ())), record.get("start"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,23 @@ class Spec:
         if not self.phases:
             raise SpecError("a challenge needs at least one phase")
 
+    def opening(self, phase: str) -> TriggerSpec:
+        """The trigger whose message is the briefing of a session that starts at ``phase``.
+
+        Of the triggers that unlock ``phase`` and have a message, the first by priority, then
+        file order (the one the engine would let win), a deadline's last: its message says
+        time ran out, which is no briefing. Raises :class:`SpecError` when ``phase`` is the
+        first phase, no phase, or no trigger with a message unlocks it.
+        """
+        if phase not in self.phases:
+            raise SpecError(f"no phase {phase!r} (phases: {', '.join(self.phases)})")
+        if phase == self.phases[0]:
+            raise SpecError(f"{phase} is the first phase: a session starts there with the briefing")
+        openers = [t for t in self.triggers if t.unlocks == phase and t.message]
+        if not openers:
+            raise SpecError(f"no trigger that unlocks {phase} has a message to start a session with")
+        return min(openers, key=lambda t: (t.message_kind == "deadline", -t.priority))
+
     def time_limit_condition(self) -> Expr | None:
         """``time_elapsed >= <limit>``: the time limit is watched like any condition."""
         if self.time_limit is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -34,7 +35,7 @@ from orchestrator.grading.git import GitError, git_sync
 from triggers import AgentOutput
 from triggers.globs import compile_glob
 
-__all__ = ["DELETE_LIST", "ScriptedAgent"]
+__all__ = ["DELETE_LIST", "ScriptedAgent", "apply_reference"]
 
 #: In a solution phase folder: globs of workspace files to delete before copying.
 DELETE_LIST = ".delete"
@@ -96,19 +97,33 @@ class ScriptedAgent(TurnAgent):
         return folders
 
     async def _apply(self, ctx: AgentContext, source: Path, default_message: str) -> None:
-        deletions = source / DELETE_LIST
-        if deletions.is_file():
-            _delete(ctx.workspace, deletions.read_text().split())
-        shutil.copytree(
-            source, ctx.workspace, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_NOT_COPIED)
-        )
+        message = _lay(ctx.workspace, source, default_message)
         self.rewrite(ctx.workspace)
         transcript = source / TRANSCRIPT
         if transcript.is_file():
             ctx.emit(AgentOutput(0.0, transcript.read_text(encoding="utf-8")))
-        message_file = source / COMMIT_MESSAGE
-        message = message_file.read_text().strip() if message_file.is_file() else default_message
         await anyio.to_thread.run_sync(_commit, ctx.workspace, message)
+
+
+def apply_reference(challenge: Challenge, phases: Sequence[str], workspace: Path) -> None:
+    """Apply the reference solution of each of ``phases`` to ``workspace`` as the scripted agent
+    does, one commit per folder (its words unsaid): how a session started at a later phase
+    finds its workspace (``changeup run --start-at``)."""
+    reference = ScriptedAgent()
+    with tempfile.TemporaryDirectory(prefix="changeup-solution-") as scratch:
+        for phase in phases:
+            for source in reference._commits(challenge, phase, Path(scratch)):
+                _commit(workspace, _lay(workspace, source, f"Implement {phase}"))
+
+
+def _lay(workspace: Path, source: Path, default_message: str) -> str:
+    """Steps 1 and 2 of applying ``source`` (its deletions, then its files); returns its commit message."""
+    deletions = source / DELETE_LIST
+    if deletions.is_file():
+        _delete(workspace, deletions.read_text().split())
+    shutil.copytree(source, workspace, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_NOT_COPIED))
+    message_file = source / COMMIT_MESSAGE
+    return message_file.read_text().strip() if message_file.is_file() else default_message
 
 
 def _overlay(reference: Path, overlay: Path, into: Path) -> Path:

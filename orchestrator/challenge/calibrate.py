@@ -1,8 +1,9 @@
 """Calibration: can a challenge's graders be trusted?
 
 For each challenge: the reference must reach full marks with its triggers firing as
-designed; on the starter workspace every phase's changed-requirement tests must fail; every
-broken variant must fail exactly the tests and rubric criteria it declares; every impostor
+designed and none of the effects the challenge prohibits; on the starter workspace every
+phase's changed-requirement tests must fail; every broken variant must fail exactly the
+tests and rubric criteria it declares; every impostor
 (the reference returning doubles equal to anything, ``agents/impostor.py``) must fall short
 of full marks; and the reference must do it again, ``trials`` more times, to catch flaky
 tests. A challenge without a reference solution fails at once, with no run.
@@ -71,7 +72,12 @@ def _reference_check(challenge: Challenge, report: dict[str, Any], label: str, f
     else:
         kinds = {t["id"]: t["kind"] for t in report["triggers"]}
         problems += [f"deadline {t} fired" for t in fired if kinds[t] == "deadline"]
+    effects = report.get("effects")  # the reference (and the hidden tests) must have none they prohibit
+    if effects is not None:
+        problems += [] if effects["watched"] else ["its hidden tests were not watched for prohibited effects"]
+        problems += [f"prohibited effect {f['effect']}: {f['detail']}" for f in effects["findings"]]
     expected = "full marks; fires " + (", ".join(expected_fired) if expected_fired else "no deadline")
+    expected += "; no prohibited effect" if effects is not None else ""
     got = "; ".join(problems) or f"100%, fired {', '.join(fired) or 'nothing'}"
     return Check(challenge.id, label, expected, got, not problems, str(folder))
 

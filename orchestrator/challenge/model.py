@@ -15,10 +15,12 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from triggers import Spec, parse_duration
+from triggers import Spec, SpecError, parse_duration
 from triggers.durations import UNITS
+from triggers.typecheck import did_you_mean
 
 __all__ = [
+    "EFFECTS",
     "ID_RULES",
     "IGNORED_PARTS",
     "MESSAGE_KINDS",
@@ -50,8 +52,11 @@ MessageKind = Literal[
     "deadline",
     "notice",
 ]
+#: Effects a challenge can prohibit, as changeup observes them (``orchestrator/grading/effects.py``).
+EffectName = Literal["network", "writes-outside-workspace"]
 PATTERNS: tuple[str, ...] = get_args(PatternName)
 MESSAGE_KINDS: tuple[str, ...] = get_args(MessageKind)
+EFFECTS: tuple[str, ...] = get_args(EffectName)
 
 IDENTIFIER = r"^[A-Za-z][A-Za-z0-9_]*$"
 CHALLENGE_ID = r"^[a-z0-9][a-z0-9._-]*$"
@@ -264,6 +269,14 @@ class ChallengeModel(_Strict):
         default_factory=list,
         description="Globs the agent is expected to change; others are scope findings.",
     )
+    prohibited_effects: list[EffectName] = Field(
+        default_factory=list,
+        description=(
+            "Effects the code under test must not have, watched in every hidden pytest run: network "
+            "(a connection, datagram or bind beyond loopback, a name lookup), writes-outside-workspace "
+            "(a write anywhere but the workspace, the temporary folders and /dev). Reported, never scored."
+        ),
+    )
     requirements: list[str] = Field(
         default_factory=list,
         description="pip requirements of the hidden tests and the agent; built once into a cached venv.",
@@ -334,6 +347,36 @@ class Challenge:
     def solution(self, variant: str, phase_id: str) -> Path:
         """Files the scripted agent applies for ``phase_id``: ``reference`` or ``broken/<name>``."""
         return self.root / "solutions" / variant / phase_id
+
+    def before(self, phase_id: str) -> list[str]:
+        """The ids of the phases before ``phase_id``, in order."""
+        ids = [p.id for p in self.phases]
+        return ids[: ids.index(phase_id)]
+
+    def start_problem(self, phase_id: str) -> str:
+        """Why a session cannot start at ``phase_id`` (``""`` when it can).
+
+        A late start needs a phase after the first, a trigger with a message that unlocks it
+        (that message is the briefing, ``Spec.opening``) and the reference solution of every
+        phase before it (the workspace starts with it applied).
+        """
+        ids = [p.id for p in self.phases]
+        if phase_id not in ids:
+            hint = did_you_mean(phase_id, ids)
+            return f"{self.id} has no phase {phase_id!r}{hint} (its phases: {', '.join(ids)})"
+        if phase_id == ids[0]:
+            return f"{phase_id} is {self.id}'s first phase: a session starting there is the evolving one"
+        try:
+            self.spec.opening(phase_id)
+        except SpecError as error:
+            return str(error)
+        missing = [p for p in self.before(phase_id) if not self.solution("reference", p).is_dir()]
+        if missing:
+            return (
+                f"a session started at {phase_id} begins with the reference solution of the phases "
+                f"before it, and {self.id} has none for {', '.join(missing)} (solutions/reference/<phase>/)"
+            )
+        return ""
 
 
 #: Tool caches: never part of a challenge (its digest, the copy a run keeps).

@@ -70,6 +70,7 @@ class Semantics:
         end = self._condition(("end",), self.model.end, scope) if self.model.end else None
         phases = self._phases(phase_ids)
         self._allowed_paths()
+        self._prohibited_effects(phases)
         if self.problems:
             return sorted(set(self.problems))
         built = [t for t in triggers if t is not None]
@@ -403,6 +404,18 @@ class Semantics:
                 compile_glob(pattern)
             except GlobError as error:
                 self.report(("allowed_paths", i), f"bad glob {pattern!r}: {error}")
+
+    def _prohibited_effects(self, phases: list[Phase]) -> None:
+        effects = self.model.prohibited_effects
+        for i, effect in enumerate(effects):
+            if effect in effects[:i]:
+                self.report(("prohibited_effects", i), f"{effect!r} is listed twice")
+        if effects and all(phase.command is not None for phase in phases):
+            self.report(
+                ("prohibited_effects",),
+                "prohibited effects are watched in hidden pytest runs, and every phase here runs a test "
+                "command instead: nothing could observe them",
+            )
 
     def _folders(self) -> None:
         if not (self.root / "workspace").is_dir():

@@ -71,6 +71,8 @@ class SessionOrder:
     out: Path
     name: str
     options: dict[str, str] = field(default_factory=dict)
+    #: The phase the session starts at (mode ``fresh``); None: the first (``evolving``).
+    start: str | None = None
     judge: str = "rules"
     network: bool = True
     shares: tuple[str, ...] = ()

@@ -2,7 +2,8 @@
 
 Built from what RESULTS holds and nothing else, so ``changeup compare`` can run at any time,
 during a matrix run too (an attempt still running counts as not run). The schema
-(``compare_version`` 1) is documented in docs/compare.md. Two comparisons of the same
+(``compare_version`` 1; keys are added within a version, never removed or changed) is
+documented in docs/compare.md. Two comparisons of the same
 outcomes are equal except for timings (keys ending ``_seconds``, ``frozen_at``, ``at``) and
 provenance (``provenance``, and each row's ``attempt`` and ``run``): a resumed matrix gives
 the comparison an uninterrupted one gives.
@@ -67,6 +68,7 @@ def build_comparison(results: Path) -> dict[str, Any]:
         "differences": [
             _difference(a, b, m, trials, challenges) for m in modes for a, b in combinations(agents, 2)
         ],
+        "fresh_vs_evolving": _fresh_vs_evolving(manifest, trials, challenges, agents),
         "pairs": _pairs(trials, agents),
         "trials": trials,
         "decision": None if rule is None else {**evaluate(rule, trials), "rule": rule},
@@ -101,6 +103,7 @@ def _matrix(manifest: dict[str, Any]) -> dict[str, Any]:
         ],
         "trials": manifest["trials"],
         "modes": manifest["modes"],
+        "fresh_at": manifest.get("fresh_at", {}),
         "retry_invalid": manifest["retry_invalid"],
         "judge": manifest["judge"],
     }
@@ -142,6 +145,7 @@ def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "tampered": sum(bool(t["tampered"]) for t in valid),
         "scope_findings": sum(bool(t["scope_findings"]) for t in valid),
+        "effect_findings": sum(bool(t["effect_findings"]) for t in valid),
         "first_message_successes": sum(t["success_after"] == "first message" for t in valid),
         "later_message_successes": sum(t["success_after"] == "later message" for t in valid),
         "invalid_attempts": sum(t.get("invalid_attempts", 0) for t in rows),
@@ -192,6 +196,52 @@ def _difference(
     return {"a": a, "b": b, "mode": mode, "full_success": difference(pairs).row()}
 
 
+def _side(trials: list[dict[str, Any]], challenge: str, agent: str, mode: str) -> dict[str, int]:
+    """One mode of a challenge x agent, in counts over its valid trials."""
+    valid = [
+        t
+        for t in trials
+        if (t["challenge"], t["agent"], t["mode"]) == (challenge, agent, mode) and t["status"] == "completed"
+    ]
+    return {
+        "valid": len(valid),
+        "full_successes": sum(bool(t["full_success"]) for t in valid),
+        "changed_passes": sum(bool(t["changed_pass"]) for t in valid),
+        "regressions": sum(t["regression"] is True for t in valid),
+    }
+
+
+def _fresh_vs_evolving(
+    manifest: dict[str, Any], trials: list[dict[str, Any]], challenges: list[str], agents: list[str]
+) -> dict[str, Any] | None:
+    """The same revision as a mid-conversation change (evolving) and as a single task (fresh), side by
+    side per challenge x agent, and per agent fresh minus evolving, paired on the challenges; None
+    unless the matrix ran both modes."""
+    if not {"evolving", "fresh"} <= set(manifest["modes"]):
+        return None
+    fresh_at = manifest.get("fresh_at", {})
+    cells = [
+        {
+            "challenge": c,
+            "agent": a,
+            "fresh_at": fresh_at.get(c),
+            "evolving": _side(trials, c, a, "evolving"),
+            "fresh": _side(trials, c, a, "fresh"),
+        }
+        for c in challenges
+        for a in agents
+    ]
+    rows = []
+    for agent in agents:
+        row: dict[str, Any] = {"agent": agent}
+        for key in ("full_success", "changed_pass"):
+            evolving = _clusters(trials, agent, "evolving", challenges, key)
+            fresh = _clusters(trials, agent, "fresh", challenges, key)
+            row[key] = difference(list(zip(evolving, fresh, strict=True))).row()
+        rows.append(row)
+    return {"cells": cells, "agents": rows}
+
+
 def _pairs(trials: list[dict[str, Any]], agents: list[str]) -> list[dict[str, Any]]:
     """Each challenge x mode x trial, with every agent's trial side by side."""
     rows: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -239,7 +289,17 @@ def _not_covered(manifest: dict[str, Any], trials: list[dict[str, Any]]) -> list
     missing = [p for p in PATTERNS if p not in patterns]
     if missing:
         notes.append(f"no challenge of pattern: {', '.join(missing)}")
-    notes.append("evolving sessions only: fresh mode (a later phase as a single task) is not built yet")
+    modes = set(manifest["modes"])
+    if "fresh" not in modes:
+        notes.append(
+            "evolving sessions only: no fresh session (a later phase as a single task, modes: [evolving, "
+            "fresh]) tells a change handled mid-conversation from the same task given cleanly"
+        )
+    elif "evolving" not in modes:
+        notes.append(
+            "fresh sessions only: each challenge started at a later phase, so no change arrived "
+            "mid-conversation (modes: [evolving, fresh] measures both)"
+        )
     for agent in manifest["agents"]:
         if agent["per_trial"]:
             specs = ", ".join(f"trial {t}: {s}" for t, s in agent["per_trial"].items())

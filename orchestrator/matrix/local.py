@@ -48,5 +48,6 @@ class LocalBackend:
             shares=[parse_share(spec) for spec in order.shares],
             network=order.network,
             name=order.name,
+            start=order.start,
         )
         return folder.path

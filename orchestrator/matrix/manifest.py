@@ -4,7 +4,8 @@
 limits), every agent (its name, spec, per-trial specs and options, and what its CLI is:
 preset, binary, ``--version``, model, flags, from the run manifest of
 :mod:`orchestrator.scoring.manifest`), changeup's version, the sandbox kind, the trials,
-modes, retry policy, judge and agent settings, and the decision rule.
+modes (with mode fresh, the phase each challenge's fresh sessions start at), retry policy,
+judge and agent settings, and the decision rule.
 
 Running a matrix again on the same RESULTS resumes it only if the manifest it would freeze
 now equals the frozen one (the moment it was frozen, the host's platform, and where the
@@ -86,6 +87,9 @@ def build_matrix_manifest(matrix: Matrix) -> dict[str, Any]:
         "agents": agents,
         "trials": matrix.trials,
         "modes": list(matrix.modes),
+        # Where each challenge's fresh sessions start; only with mode fresh, so a manifest frozen
+        # before fresh mode existed still resumes.
+        **({"fresh_at": dict(matrix.fresh_at)} if "fresh" in matrix.modes else {}),
         "retry_invalid": matrix.retry_invalid,
         "judge": matrix.judge,
         "agent_network": "on" if matrix.network else "none",

@@ -72,7 +72,9 @@ def trial_row(
             if c["critical_failure"]
         ],
         "tampered": score["grading_status"] == "tampered",
+        "start_at": report["run"].get("start_at"),
         "scope_findings": list((report.get("scope") or {}).get("findings", [])),
+        "effect_findings": list((report.get("effects") or {}).get("findings", [])),
         "success_after": success_after(report) if success else None,
         "elapsed_seconds": report["run"]["elapsed"],
         "cost_usd": _figure(usage, "cost_usd"),

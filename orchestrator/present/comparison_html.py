@@ -15,6 +15,10 @@ from orchestrator.present.comparison_text import (
     agent_lines,
     cell_row,
     decision_lines,
+    effect_lines,
+    fresh_columns,
+    fresh_lines,
+    fresh_rows,
     pair_columns,
     pair_rows,
     provenance_lines,
@@ -67,6 +71,19 @@ def _table(headers: list[str], rows: list[tuple[dict[str, str], list[str]]]) -> 
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _fresh(comparison: dict[str, Any]) -> list[str]:
+    """The fresh-against-evolving section, when the matrix ran both modes."""
+    if not comparison.get("fresh_vs_evolving"):
+        return []
+    rows = [({"agent": row[1], "challenge": row[0]}, row) for row in fresh_rows(comparison)]
+    return [
+        '<h2 id="fresh">Fresh against evolving</h2><ul>',
+        *(f"<li>{_e(line)}</li>" for line in fresh_lines(comparison)),
+        "</ul>",
+        _table(fresh_columns(), rows),
+    ]
+
+
 def comparison_html(comparison: dict[str, Any]) -> str:
     """The page, whole."""
     matrix = comparison["matrix"]
@@ -101,8 +118,12 @@ def comparison_html(comparison: dict[str, Any]) -> str:
         ),
         "<h2>Trials, paired across agents</h2>",
         _table(pair_columns(comparison), [({"challenge": row[0]}, row) for row in pair_rows(comparison)]),
+        *_fresh(comparison),
         "<h2>Scope</h2><ul>",
         *(f"<li>{_e(line)}</li>" for line in scope_lines(comparison)),
+        "</ul>",
+        '<h2>Prohibited effects</h2><ul id="effects">',
+        *(f"<li>{_e(line)}</li>" for line in effect_lines(comparison)),
         "</ul>",
         "<h2>What the sample does not cover</h2><ul>",
         *(f"<li>{_e(note)}</li>" for note in comparison["not_covered"]),

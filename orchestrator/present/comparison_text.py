@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.matrix.decision import trial_label
-from orchestrator.present.phrases import duration, percent
+from orchestrator.present.phrases import duration, made_in, percent
 
 __all__ = [
     "CELL_COLUMNS",
@@ -23,6 +23,10 @@ __all__ = [
     "cell_row",
     "comparison_markdown",
     "decision_lines",
+    "effect_lines",
+    "fresh_columns",
+    "fresh_lines",
+    "fresh_rows",
     "pair_columns",
     "pair_rows",
     "print_comparison",
@@ -71,6 +75,7 @@ CELL_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("tampered", lambda c: _of(c["tampered"], c["valid"])),
     ("invalid", lambda c: f"{c['invalid']} trial(s), {c['invalid_attempts']} attempt(s)"),
     ("scope", lambda c: _of(c["scope_findings"], c["valid"])),
+    ("prohibited effects", lambda c: _of(c["effect_findings"], c["valid"])),
     (
         "success: 1st msg / later",
         lambda c: f"{c['first_message_successes']} / {c['later_message_successes']}",
@@ -180,6 +185,59 @@ def scope_lines(comparison: dict[str, Any]) -> list[str]:
     return lines or ["every change of every valid trial is inside its challenge's allowed_paths"]
 
 
+def effect_lines(comparison: dict[str, Any]) -> list[str]:
+    """Each trial whose code under test had an effect its challenge prohibits, with what it did."""
+    lines = []
+    for trial in comparison["trials"]:
+        if trial.get("effect_findings"):
+            seen = "; ".join(f"{f['effect']}: {f['detail']} ({made_in(f)})" for f in trial["effect_findings"])
+            lines.append(f"{trial_label(trial)}: {seen}")
+    return lines or ["no valid trial's code had an effect its challenge prohibits (prohibited_effects)"]
+
+
+def fresh_columns() -> list[str]:
+    """Headers of the fresh-against-evolving table."""
+    sides = ("full success", "changed passes", "regressions")
+    return ["challenge", "agent", "fresh at", *(f"{side}: evolving / fresh" for side in sides)]
+
+
+def fresh_rows(comparison: dict[str, Any]) -> list[list[str]]:
+    """Each challenge x agent, its evolving and fresh trials side by side (none without both modes)."""
+    both = comparison.get("fresh_vs_evolving")
+    rows = []
+    for cell in both["cells"] if both else []:
+        evolving, fresh = cell["evolving"], cell["fresh"]
+
+        def side(key: str, evolving: dict[str, int] = evolving, fresh: dict[str, int] = fresh) -> str:
+            return f"{_of(evolving[key], evolving['valid'])} / {_of(fresh[key], fresh['valid'])}"
+
+        rows.append(
+            [
+                cell["challenge"],
+                cell["agent"],
+                str(cell["fresh_at"]),
+                side("full_successes"),
+                side("changed_passes"),
+                side("regressions"),
+            ]
+        )
+    return rows
+
+
+def fresh_lines(comparison: dict[str, Any]) -> list[str]:
+    """Per agent, fresh minus evolving, paired on the challenges (none without both modes)."""
+    both = comparison.get("fresh_vs_evolving")
+    lines = []
+    for row in both["agents"] if both else []:
+        full, changed = row["full_success"], row["changed_pass"]
+        line = (
+            f"{row['agent']}: fresh - evolving, full success {_interval(full, 'difference')}, changed "
+            f"requirement {_interval(changed, 'difference')}, paired on {full['challenges']} challenge(s)"
+        )
+        lines.append(line + (f" — {full['note']}" if full["note"] else ""))
+    return lines
+
+
 def provenance_lines(comparison: dict[str, Any]) -> list[str]:
     """How many attempts there were, and each one that does not stand for its cell, with why."""
     provenance = comparison["provenance"]
@@ -229,7 +287,11 @@ def comparison_markdown(comparison: dict[str, Any]) -> str:
         "",
         _md_table(pair_columns(comparison), pair_rows(comparison)),
     ]
+    if comparison.get("fresh_vs_evolving"):
+        out += ["", "## Fresh against evolving", "", *(f"- {line}" for line in fresh_lines(comparison)), ""]
+        out.append(_md_table(fresh_columns(), fresh_rows(comparison)))
     out += ["", "## Scope", "", *(f"- {line}" for line in scope_lines(comparison))]
+    out += ["", "## Prohibited effects", "", *(f"- {line}" for line in effect_lines(comparison))]
     out += ["", "## What the sample does not cover", ""]
     out += [f"- {note}" for note in comparison["not_covered"]]
     reviews = comparison["reviews"]
@@ -255,7 +317,7 @@ def print_comparison(comparison: dict[str, Any], console: Console) -> None:
     console.print(escape(_title(comparison)))
     for line in decision_lines(comparison):
         console.print(escape(line), style="bold" if line.startswith("Should") else None)
-    for line in agent_lines(comparison):
+    for line in [*agent_lines(comparison), *fresh_lines(comparison)]:
         console.print(escape(line))
     table = Table(title="per challenge and agent", title_justify="left")
     for header, _ in CELL_COLUMNS:

@@ -15,6 +15,7 @@ from typing import Any
 from orchestrator.present.phrases import (
     cause,
     clock,
+    effects_line,
     failing_checks,
     percent,
     points,
@@ -22,6 +23,7 @@ from orchestrator.present.phrases import (
     rescore_line,
     scope_line,
     score_formula,
+    start_line,
     tests_cell,
     weight,
 )
@@ -83,6 +85,7 @@ def report_html(report: dict[str, Any], entries: Sequence[Entry]) -> str:
         f'<p class="meta">challenge <code>{_e(run["challenge"]["id"])}</code> · agent <code>{_e(run["agent"])}</code>'
         f" · started {_e(run['started_at'])} · ran {_e(ran(run))} · ended "
         f"{_e(run['end_reason'] or run['status'])}</p>",
+        f'<p class="meta" id="start">{_e(start_line(report))}</p>' if start_line(report) else "",
         f'<p class="headline {mood}">{_e(headline)}</p>',
     ]
     if run["status"] == "invalid":
@@ -97,7 +100,8 @@ def report_html(report: dict[str, Any], entries: Sequence[Entry]) -> str:
     parts += ["<h2>Timeline</h2>", _timeline(report, entries), LEGEND, _phases(report)]
     if report.get("rubric"):
         parts.append(_rubric(report["rubric"]))
-    parts += [_triggers(report), _messages(report), _failing(report), _scope(report), _superseded(report)]
+    parts += [_triggers(report), _messages(report), _failing(report), _scope(report), _effects(report)]
+    parts.append(_superseded(report))
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(part for part in parts if part)
 
@@ -297,6 +301,13 @@ def _messages(report: dict[str, Any]) -> str:
         for m in messages
     )
     return f'<h2>Messages to the agent</h2><div id="messages">{items}</div>'
+
+
+def _effects(report: dict[str, Any]) -> str:
+    line = effects_line(report)
+    if line is None:
+        return ""
+    return f'<h2>Prohibited effects</h2><p id="effects">{_e(line[0].upper() + line[1:])}.</p>'
 
 
 def _scope(report: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from orchestrator.present.phrases import (
     clock,
     cost_text,
     duration,
+    effects_line,
     failing_checks,
     first_line,
     headline,
@@ -20,6 +21,7 @@ from orchestrator.present.phrases import (
     rescore_line,
     scope_line,
     score_formula,
+    start_line,
     tests_cell,
     tokens_text,
     usage_line,
@@ -43,6 +45,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         "",
         f"- challenge: `{challenge['id']}`" + (f" ({challenge['pattern']})" if challenge["pattern"] else ""),
         f"- agent: `{run['agent']}`",
+        *([f"- {start_line(report)}"] if start_line(report) else []),
         f"- started: {run['started_at']}; ran {ran(run)}",
         f"- ended: {run['end_reason'] or run['status']}"
         + (f" ({run['end_detail']})" if run["end_detail"] else ""),
@@ -106,6 +109,9 @@ def report_markdown(report: dict[str, Any]) -> str:
     if scope is not None:
         out += ["", "## Scope", "", f"{scope[0].upper()}{scope[1:]}."]
         out.append(f"Allowed paths: {', '.join(f'`{glob}`' for glob in report['scope']['allowed_paths'])}.")
+    effects = effects_line(report)
+    if effects is not None:
+        out += ["", "## Prohibited effects", "", f"{effects[0].upper()}{effects[1:]}."]
     superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
     if superseded:
         out += ["", "## Superseded tests", ""]

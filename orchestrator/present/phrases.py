@@ -17,9 +17,11 @@ __all__ = [
     "clock",
     "cost_text",
     "duration",
+    "effects_line",
     "failing_checks",
     "first_line",
     "headline",
+    "made_in",
     "percent",
     "points",
     "ran",
@@ -27,6 +29,7 @@ __all__ = [
     "rescore_line",
     "scope_line",
     "score_formula",
+    "start_line",
     "tests_cell",
     "tests_in_verdict",
     "tokens_text",
@@ -117,6 +120,42 @@ def scope_line(report: dict[str, Any]) -> str | None:
     files = "file" if len(findings) == 1 else "files"
     listed = ", ".join(f"{f['path']} ({f['change']})" for f in findings)
     return f"scope: {len(findings)} {files} changed outside allowed_paths: {listed}"
+
+
+def effects_line(report: dict[str, Any]) -> str | None:
+    """``prohibited effects: …`` for a challenge that declares ``prohibited_effects``, else None."""
+    effects = report.get("effects")
+    if effects is None:
+        return None
+    named = ", ".join(effects["prohibited"])
+    if not effects["watched"]:
+        return f"prohibited effects ({named}): not observed, no test run of the final workspace was watched"
+    findings = effects["findings"]
+    if not findings:
+        return f"prohibited effects ({named}): none in the hidden test runs of the final workspace"
+    listed = "; ".join(f"{f['effect']}: {f['detail']} ({made_in(f)})" for f in findings)
+    return f"prohibited effects: {len(findings)} in the hidden test runs of the final workspace: {listed}"
+
+
+def made_in(finding: dict[str, Any]) -> str:
+    """Where a prohibited effect was made: ``in phase1/test_x.py::test_y and 3 other tests``."""
+    where = f"in {finding['test']}" if finding["test"] else "while collecting the tests"
+    others = finding["tests"] - 1
+    return where + (f" and {others} other test{'s' if others > 1 else ''}" if others else "")
+
+
+def start_line(report: dict[str, Any]) -> str | None:
+    """``started at phase2: …`` for a session started at a later phase, else None."""
+    start = report["run"].get("start_at")
+    if start is None:
+        return None
+    ids = [phase["id"] for phase in report["phases"]]
+    earlier = ids[: ids.index(start)] if start in ids else ["the phases before it"]
+    before = " and ".join([", ".join(earlier[:-1]), earlier[-1]] if len(earlier) > 1 else earlier)
+    return (
+        f"started at {start}: the workspace held the reference solution of {before}, committed, "
+        f"and {start}'s message was the briefing"
+    )
 
 
 def score_formula(report: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ from rich.table import Table
 from orchestrator.present.phrases import (
     cause,
     clock,
+    effects_line,
     failing_checks,
     first_line,
     headline,
@@ -18,6 +19,7 @@ from orchestrator.present.phrases import (
     rescore_line,
     scope_line,
     score_formula,
+    start_line,
     tests_cell,
     usage_line,
     weight,
@@ -55,6 +57,9 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
             style=style,
         )
     console.print(table)
+    start = start_line(report)
+    if start is not None:
+        console.print(f"  {escape(start)}", highlight=False)
     for phase in report["phases"]:
         if phase.get("retired"):
             by = ", ".join(sorted({r["by"] for r in phase["retired"]}))
@@ -88,9 +93,9 @@ def print_outcome(report: dict[str, Any], console: Console) -> None:
     usage = report.get("usage") or {}
     if usage.get("turns_reporting"):
         console.print(f"  agent usage: {usage_line(usage)}", highlight=False)
-    scope = scope_line(report)
-    if scope is not None:
-        console.print(f"  {escape(scope)}", highlight=False)
+    for line in (scope_line(report), effects_line(report)):
+        if line is not None:
+            console.print(f"  {escape(line)}", highlight=False)
     if report["score"]["total"] is not None:
         console.print(f"  score: {escape(score_formula(report))}", highlight=False)
     style = "bold green" if report["score"]["full_success"] else "bold yellow"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
-from orchestrator.present.phrases import cause, clock, duration, percent, scope_line
+from orchestrator.present.phrases import cause, clock, duration, effects_line, percent, scope_line
 from orchestrator.scoring.report import abort_detail
 from orchestrator.session.records import (
     ClockSkipped,
@@ -13,9 +13,11 @@ from orchestrator.session.records import (
     PhaseSealed,
     Record,
     SessionAborted,
+    SessionEffects,
     SessionGraded,
     SessionScope,
     SessionScored,
+    TestsEffects,
     TestsStarted,
     WorkspaceCreated,
 )
@@ -82,7 +84,8 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
         return None
     match record:
         case SessionStarted():
-            return "bold", f"session started with {len(record.files)} starter file(s)"
+            at = f" at {record.start}" if record.start else ""
+            return "bold", f"session started{at} with {len(record.files)} starter file(s)"
         case PhaseUnlocked():
             return "bold cyan", f"▶ {record.phase} unlocked" + (
                 f" by {record.trigger}" if record.trigger else ""
@@ -140,6 +143,15 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             )
         case SessionScope():
             return "bold", scope_line({"scope": record.to_record()}) or ""
+        case TestsEffects():
+            if not record.effects:
+                return ("dim", f"tests #{record.request}: no prohibited effect") if verbose else None
+            seen = "; ".join(
+                f"{e.effect}: {e.detail}" + (f" (in {e.test})" if e.test else "") for e in record.effects
+            )
+            return "red", f"⚠ tests #{record.request} attempted prohibited effects: {seen}"
+        case SessionEffects():
+            return "bold", effects_line({"effects": record.to_record()}) or ""
         case SessionAborted():
             detail = abort_detail(record.status, record.detail)
             return "bold red", f"run {record.status}: {_text(detail, full=verbose)}"

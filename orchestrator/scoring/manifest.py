@@ -43,9 +43,10 @@ async def freeze_manifest(
     *,
     sandbox: Any = None,
     env: Mapping[str, str] | None = None,
+    start_at: str | None = None,
 ) -> dict[str, Any]:
     """Write ``run_folder/manifest.json`` (unless one is there) and return it; runs ``--version``."""
-    write = partial(write_manifest, run_folder, challenge, agent, sandbox=sandbox, env=env)
+    write = partial(write_manifest, run_folder, challenge, agent, sandbox=sandbox, env=env, start_at=start_at)
     return await anyio.to_thread.run_sync(write)
 
 
@@ -56,13 +57,14 @@ def write_manifest(
     *,
     sandbox: Any = None,
     env: Mapping[str, str] | None = None,
+    start_at: str | None = None,
 ) -> dict[str, Any]:
     """Blocking :func:`freeze_manifest`."""
     path = run_folder / MANIFEST
     if path.exists():
         existing: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         return existing
-    manifest = build_manifest(challenge, agent, sandbox=sandbox, env=env)
+    manifest = build_manifest(challenge, agent, sandbox=sandbox, env=env, start_at=start_at)
     partial_path = path.with_name(MANIFEST + ".partial")
     partial_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     partial_path.replace(path)
@@ -75,8 +77,10 @@ def build_manifest(
     *,
     sandbox: Any = None,
     env: Mapping[str, str] | None = None,
+    start_at: str | None = None,
 ) -> dict[str, Any]:
-    """The manifest of a run of ``challenge`` by ``agent``, secrets redacted."""
+    """The manifest of a run of ``challenge`` by ``agent``, secrets redacted; ``start_at``: the
+    phase it starts at when that is a later one (``--start-at``)."""
     env = dict(os.environ if env is None else env)
     describe = getattr(agent, "describe", None)
     described: dict[str, Any] = dict(describe()) if callable(describe) else {}
@@ -112,6 +116,7 @@ def build_manifest(
             "sha256": challenge.digest,
             "path": str(challenge.root),
             "phases": [phase.id for phase in challenge.phases],
+            "start_at": start_at,
         },
         "limits": {
             "session_seconds": limits.session,

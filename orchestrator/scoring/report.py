@@ -18,6 +18,7 @@ from orchestrator.session.eventlog import LogContents
 from orchestrator.session.records import (
     Entry,
     SessionAborted,
+    SessionEffects,
     SessionGraded,
     SessionScope,
     SessionScored,
@@ -95,6 +96,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     aborted: SessionAborted | None = None
     rubric: list[dict[str, Any]] | None = None
     scope: dict[str, Any] | None = None
+    effects: dict[str, Any] | None = None
     last_result: TestsResult | None = None
     runs = turns = commits = 0
     exit_codes: list[int | None] = []
@@ -130,6 +132,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
                 "changed": record.changed,
                 "findings": [dict(finding) for finding in record.findings],
             }
+        elif isinstance(record, SessionEffects):
+            effects = {k: v for k, v in record.to_record().items() if k != "kind"}
         elif isinstance(record, AgentTurnEnded):
             turns += 1
             exit_codes.append(record.exit_code)
@@ -176,6 +180,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
                 "sha256": header.get("challenge_sha256"),
             },
             "agent": header.get("agent"),
+            # The phase the session started at (``--start-at``; a matrix's fresh mode), or null.
+            "start_at": header.get("start_at"),
             "started_at": header.get("started_at"),
             "status": status,
             "detail": abort_detail(status, why.detail if why is not None else ""),
@@ -214,6 +220,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         "turns": turn_rows,
         "usage": _usage(turn_rows),
         **({"scope": scope} if scope is not None else {}),
+        **({"effects": effects} if effects is not None else {}),
     }
 
 

@@ -37,6 +37,7 @@ from orchestrator.session.records import (
     SessionAborted,
     SessionGraded,
     SessionRecord,
+    TestsEffects,
     TestsStarted,
     WorkspaceOverLimits,
 )
@@ -112,6 +113,7 @@ class Session:
         environment: Environment | None = None,
         seals: Seals | None = None,
         sandbox: AgentSandbox | None = None,
+        start: str | None = None,
     ) -> None:
         self.challenge = challenge
         self.parts = parts
@@ -137,6 +139,8 @@ class Session:
         self.environment = environment
         self._seals = seals
         self._sandbox = sandbox
+        #: the phase the session starts at (its ``session.started`` says so), None: the first
+        self.start = start
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -163,7 +167,7 @@ class Session:
 
     async def _loop(self, receive: Any) -> None:
         async with anyio.create_task_group() as group:
-            self._dispatch(SessionStarted(0.0, tuple(self.parts.repo.files())))
+            self._dispatch(SessionStarted(0.0, tuple(self.parts.repo.files()), self.start))
             group.start_soon(self._agent)
             group.start_soon(self._watch)
             group.start_soon(self._test)
@@ -237,7 +241,7 @@ class Session:
         if isinstance(action, MessageQueued):
             self._messages += 1
             phase = (
-                self.challenge.phases[0].id
+                self.start or self.challenge.phases[0].id
                 if action.trigger == BRIEFING
                 else self._unlocks.get(action.trigger)
             )
@@ -312,6 +316,8 @@ class Session:
             return TestsResult(0.0, request.request, tree, phases, status, detail, 0.0, True)
         self._note(TestsStarted(request.request, tree, request.phases))
         run = await self.parts.runner.run(tree, request.phases)
+        if run.effects is not None:  # the run was watched for prohibited effects
+            self._note(TestsEffects(request.request, tree, run.effects))
         if counts(run.status):  # a run that does not count is never reused: the tree is tested again
             self._cache[key] = run
         return TestsResult(

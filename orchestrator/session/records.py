@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypedDict, get_args
 
+from orchestrator.grading.effects import Effect
 from triggers import (
     ACTION_KINDS,
     EVENT_KINDS,
@@ -34,17 +35,20 @@ __all__ = [
     "AgentSandboxed",
     "ClockSkipped",
     "Criterion",
+    "EffectFinding",
     "Entry",
     "LogRecord",
     "PhaseSealed",
     "Record",
     "ScopeFinding",
     "SessionAborted",
+    "SessionEffects",
     "SessionGraded",
     "SessionRecord",
     "SessionScope",
     "SessionScored",
     "SharedPath",
+    "TestsEffects",
     "TestsStarted",
     "UnknownRecord",
     "WorkspaceCreated",
@@ -198,6 +202,42 @@ class SessionScope(_Session):
 
 
 @dataclass(frozen=True, slots=True)
+class TestsEffects(_Session):
+    """The prohibited effects a hidden test run of a snapshot attempted, as the probe noted them
+    (``orchestrator/grading/effects.py``); written for every run that was watched, none or some."""
+
+    __test__ = False  # a record, not a pytest test class
+
+    kind: ClassVar[str] = "tests.effects"
+    request: int
+    snapshot: str
+    effects: tuple[Effect, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EffectFinding:
+    """A prohibited effect the final snapshot's code attempted: ``test`` is the first test that
+    made it (``""``: while collecting), ``tests`` how many did."""
+
+    effect: str
+    detail: str
+    test: str
+    tests: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEffects(_Session):
+    """The ``prohibited`` effects the code of the final snapshot attempted in its hidden test runs
+    (reported, never scored); ``watched`` is false when none of those runs was watched."""
+
+    kind: ClassVar[str] = "session.effects"
+    prohibited: tuple[str, ...]
+    snapshot: str
+    watched: bool
+    findings: tuple[EffectFinding, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ClockSkipped(_Session):
     """The agent was idle and only time could fire a trigger: the clock skipped to ``until``."""
 
@@ -236,6 +276,8 @@ SessionRecord = (
     | SessionGraded
     | SessionScored
     | SessionScope
+    | TestsEffects
+    | SessionEffects
     | ClockSkipped
     | SessionAborted
 )
@@ -293,10 +335,25 @@ def _graded(raw: dict[str, Any]) -> SessionGraded:
 _GRADED = _generic(SessionGraded)
 
 
+def _effects(raw: list[dict[str, Any]]) -> tuple[Effect, ...]:
+    return tuple(Effect(e["effect"], e["detail"], e.get("test", "")) for e in raw)
+
+
+def _tests_effects(raw: dict[str, Any]) -> TestsEffects:
+    return TestsEffects(raw["request"], raw["snapshot"], _effects(raw["effects"]))
+
+
+def _session_effects(raw: dict[str, Any]) -> SessionEffects:
+    findings = tuple(EffectFinding(f["effect"], f["detail"], f["test"], f["tests"]) for f in raw["findings"])
+    return SessionEffects(tuple(raw["prohibited"]), raw["snapshot"], bool(raw["watched"]), findings)
+
+
 _SESSION_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     **{cls.kind: _generic(cls) for cls in SESSION_TYPES},
     AgentSandboxed.kind: _sandboxed,
     SessionGraded.kind: _graded,
+    TestsEffects.kind: _tests_effects,
+    SessionEffects.kind: _session_effects,
 }
 
 

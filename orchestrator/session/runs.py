@@ -33,6 +33,7 @@ import structlog
 import orchestrator
 import triggers
 from orchestrator.agents import AgentUnavailable
+from orchestrator.agents.scripted import apply_reference
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
@@ -47,6 +48,7 @@ from orchestrator.grading.venvs import (
 )
 from orchestrator.present.html_report import report_html
 from orchestrator.present.markdown import report_markdown
+from orchestrator.scoring.effects import effects_record
 from orchestrator.scoring.judge import Judge, RuleJudge
 from orchestrator.scoring.manifest import freeze_manifest
 from orchestrator.scoring.report import STOPPED, build_report
@@ -66,7 +68,7 @@ from orchestrator.session.records import (
 from orchestrator.session.watcher import FsWatcher
 from orchestrator.session.workspace import GitError, Workspace
 
-__all__ = ["RunFolder", "RunRefused", "open_run", "run_challenge", "write_reports"]
+__all__ = ["RunFolder", "RunRefused", "open_run", "run_challenge", "start_phase", "write_reports"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,7 @@ class RunFolder:
         return cls(path)
 
 
-def _header(challenge: Challenge, agent: Agent) -> dict[str, Any]:
+def _header(challenge: Challenge, agent: Agent, start: str | None) -> dict[str, Any]:
     from importlib.metadata import version
 
     return {
@@ -150,6 +152,7 @@ def _header(challenge: Challenge, agent: Agent) -> dict[str, Any]:
         "challenge_sha256": challenge.digest,
         "challenge_path": str(challenge.root),
         "agent": agent.name,
+        "start_at": start,
         "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "versions": {
             "changeup": version("changeup"),
@@ -170,6 +173,19 @@ def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report")
 
 class RunRefused(ValueError):
     """A run refused before anything of it was made; the message says what to do instead."""
+
+
+def start_phase(challenge: Challenge, phase: str | None) -> str | None:
+    """The phase a run of ``challenge`` starts at when ``--start-at`` names ``phase``: None for
+    none or the first phase (starting there is starting as written). Raises :class:`RunRefused`
+    for a phase the challenge does not have, naming the nearest, or one it cannot start at
+    (:meth:`Challenge.start_problem`)."""
+    if phase is None or phase == challenge.phases[0].id:
+        return None
+    problem = challenge.start_problem(phase)
+    if problem:
+        raise RunRefused(f"--start-at {phase}: {problem}")
+    return phase
 
 
 def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
@@ -199,14 +215,18 @@ async def run_challenge(
     shares: Sequence[Share] = (),
     network: bool = True,
     name: str | None = None,
+    start: str | None = None,
 ) -> tuple[RunFolder, Outcome, dict[str, Any]]:
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
     ``shares`` are paths the agent may also see (``--agent-share``); ``network`` is whether it
     keeps the network (``--agent-network``); ``name`` names the run folder (a matrix names its
-    attempts' folders). Raises :class:`RunRefused`, having made nothing, when the run could
-    only be invalid.
+    attempts' folders); ``start`` is the phase the session starts at (``--start-at``): the
+    workspace then holds the reference solution of every phase before it, committed, and that
+    phase's message is the briefing. Raises :class:`RunRefused`, having made nothing, when the
+    run could only be invalid.
     """
+    start = start_phase(challenge, start)
     _refuse_early(challenge, agent, out)
     folder = RunFolder.new(out, challenge, agent.name, name)
     # Kept as it was run: replay and rescore must not depend on a folder that may change since.
@@ -214,7 +234,7 @@ async def run_challenge(
     shutil.copytree(challenge.root, folder.challenge, ignore=shutil.ignore_patterns(*IGNORED_PARTS))
     if on_folder is not None:
         on_folder(folder)
-    log = EventLog.create(folder.log, _header(challenge, agent))
+    log = EventLog.create(folder.log, _header(challenge, agent, start))
     logger = structlog.get_logger().bind(session=folder.path.name)
     box: AgentSandbox | None = None
     session: Session | None = None
@@ -228,6 +248,17 @@ async def run_challenge(
                 max_files=limits.workspace_files,
                 max_bytes=int(limits.workspace_mb * 1e6),
             )
+            if start is not None:
+                await anyio.to_thread.run_sync(
+                    apply_reference, challenge, challenge.before(start), folder.workspace
+                )
+                # Read again, so the commits laid down before the start are none of the agent's.
+                workspace = Workspace(
+                    workspace.path,
+                    workspace.shadow,
+                    max_files=workspace.max_files,
+                    max_bytes=workspace.max_bytes,
+                )
             baseline = await workspace.snapshot()
             environments = await anyio.to_thread.run_sync(environments_for, challenge.model.requirements)
         except (GitError, OSError, EnvironmentFailure) as error:
@@ -245,7 +276,7 @@ async def run_challenge(
             log.append(PhaseSealed(phase, files, seal_of(grading.prefix)), 0.0)
         if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
             logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
-        await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe())
+        await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe(), start_at=start)
         box = agent_sandbox(sandbox, folder, challenge, agent, environments, shares=shares, network=network)
         seeded = box.prepare(agent.home_files)
         seen = box.describe()
@@ -253,17 +284,18 @@ async def run_challenge(
         sandboxed = AgentSandboxed(seen["confined"], seen["user"], seen["network"], visible, tuple(seeded))
         log.append(sandboxed, 0.0)
 
+        runner = PytestRunner(
+            challenge,
+            workspace,
+            folder.path / "scratch",
+            environment=grading,
+            sandbox=sandbox,
+            hide=[folder.path.parent],
+            sealed=seals.tests,
+        )
         parts = Parts(
             repo=workspace,
-            runner=PytestRunner(
-                challenge,
-                workspace,
-                folder.path / "scratch",
-                environment=grading,
-                sandbox=sandbox,
-                hide=[folder.path.parent],
-                sealed=seals.tests,
-            ),
+            runner=runner,
             watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
             agent=agent,
         )
@@ -278,8 +310,10 @@ async def run_challenge(
             environment=environments.agent,
             seals=seals,
             sandbox=box,
+            start=start,
         )
-        outcome = await session.run()
+        async with runner:  # its warm interpreter starts with the session and ends with it
+            outcome = await session.run()
         # A refused final workspace (over its limits) is not examined: its score is its void tests'.
         refused = outcome.final is not None and outcome.final.status == "refused"
         if outcome.status != "invalid" and not refused:
@@ -287,6 +321,9 @@ async def run_challenge(
             scope = await scope_record(challenge, workspace, entries)
             if scope is not None:
                 log.append(scope, log.last_t)
+            effects = effects_record(challenge, entries)
+            if effects is not None:
+                log.append(effects, log.last_t)
             scored = await score_rubric(challenge, workspace, entries, judge or RuleJudge())
             # The run's last record: once it is in, the run is done (see report.finished).
             log.append(SessionScored(tuple(scored)), log.last_t, sync=True)

@@ -47,11 +47,11 @@ def test_an_unknown_key_in_a_rule_lists_that_rules_keys(tmp_path: Path) -> None:
     assert "expected one of: rule, margin" in problem
 
 
-def test_a_mode_that_is_not_built_is_refused(tmp_path: Path) -> None:
-    """Only evolving sessions exist: fresh is refused at its place, not run as evolving."""
-    text = V6_V7.replace("  trials: 3\n", "  trials: 3\n  modes: [evolving, fresh]\n")
+def test_a_mode_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    """A mode other than evolving and fresh is refused at its place, not run as one of them."""
+    text = V6_V7.replace("  trials: 3\n", "  trials: 3\n  modes: [evolving, cold]\n")
     (problem,) = problems(tmp_path, text)
-    assert ":6:21: matrix.modes[1]: expected 'evolving'" in problem
+    assert ":6:21: matrix.modes[1]: expected 'evolving' or 'fresh'" in problem
 
 
 def test_every_meaning_problem_is_reported_at_once(tmp_path: Path) -> None:
