@@ -36,6 +36,7 @@ test: lint agents
 	$(BIN)/python benchmarks/replay.py --events 2000 --repeat 1
 	$(BIN)/python benchmarks/latency.py --trials 1 --warmup 0
 	$(BIN)/python benchmarks/snapshot.py --files 200 --rounds 1 --copies 1
+	$(BIN)/python benchmarks/concurrency.py --sessions 3 --single 1
 	$(BIN)/changeup calibrate challenges/* --out runs/calibration
 
 test-fast: $(STAMP)

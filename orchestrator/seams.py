@@ -18,9 +18,11 @@ seam              real                                       what it does
 
 A matrix (:mod:`orchestrator.matrix`) reaches its sessions through one more seam,
 ``SessionRunner``: it runs one attempt of a cell, a whole session, and hands back its run
-folder. :class:`~orchestrator.matrix.local.LocalBackend` runs them in this process; a Ray
-backend would run each on a worker and bring the folder back. Its fake, in ``tests/fakes.py``
-too, writes the run folder a session would.
+folder. :class:`~orchestrator.matrix.local.LocalBackend` runs them in this process;
+:class:`~orchestrator.matrix.ray_backend.RayBackend` runs each on a worker of a Ray cluster and
+brings the folder back (a session lost with its worker is ``SessionLost``,
+``orchestrator/matrix/backends.py``). Its fake, in ``tests/fakes.py`` too, writes the run folder
+a session would.
 
 Time is no seam: the session reads the event loop's clock (``anyio.current_time``) and sleeps on
 it, so tests run it on trio's ``MockClock``, where hours pass in milliseconds.

@@ -24,6 +24,7 @@ import anyio
 
 from orchestrator.agents import AgentUnavailable, parse_agent
 from orchestrator.matrix.attempts import Attempt, AttemptsLog, Next, Status, next_attempt
+from orchestrator.matrix.backends import SessionLost
 from orchestrator.matrix.cells import Cell, SessionOrder, cells_of, run_name
 from orchestrator.matrix.manifest import (
     build_matrix_manifest,
@@ -42,6 +43,8 @@ __all__ = ["RUNS", "Results", "ResultsRefused", "drive", "open_results", "outcom
 #: The run folders of a RESULTS folder, one per attempt.
 RUNS = "runs"
 _LOCK = ".lock"
+#: How often in a row a cell whose session was lost runs again at once; past that, on resume.
+LOST_RETRIES = 3
 
 
 class ResultsRefused(ValueError):
@@ -66,9 +69,19 @@ class Results:
             self.lock = None
 
 
-def open_results(matrix: Matrix, path: Path, *, new: bool = False, change_rule: str | None = None) -> Results:
-    """Make ``path`` ready for ``matrix`` (blocking); raises :class:`ResultsRefused`, having run nothing."""
-    _preflight(matrix)
+def open_results(
+    matrix: Matrix,
+    path: Path,
+    *,
+    new: bool = False,
+    change_rule: str | None = None,
+    preflight: Callable[[Matrix], None] | None = None,
+) -> Results:
+    """Make ``path`` ready for ``matrix`` (blocking); raises :class:`ResultsRefused`, having run nothing.
+
+    ``preflight`` checks that every agent can run every challenge where the sessions will run
+    (by default: here)."""
+    (preflight or _preflight)(matrix)
     built = build_matrix_manifest(matrix)
     notes = []
     if new and path.exists() and any(path.iterdir()):
@@ -201,12 +214,16 @@ async def drive(
     on_progress(tally)
 
     async def run_cell(wanted: Next | None) -> None:
+        lost = 0
         while wanted is not None:
             async with limiter:
                 attempt = await _attempt(results, matrix, runner, wanted, tally, on_progress)
             after = next_attempt(log.history(attempt.cell), attempt.cell, matrix.retry_invalid)
-            # An invalid run is retried at once, as declared; an interrupted one only on resume.
-            wanted = after if after is not None and after.reason == "invalid" else None
+            # An invalid run is retried at once, as declared; so is a session whose worker was lost
+            # (a Ctrl-C never gets here), a few times in a row; any other interruption, on resume.
+            lost = lost + 1 if attempt.status == "interrupted" else 0
+            again = after is not None and (after.reason == "invalid" or 0 < lost <= LOST_RETRIES)
+            wanted = after if again else None
             assert attempt.status is not None
             tally.finished(
                 attempt.cell.agent,
@@ -243,6 +260,7 @@ async def _attempt(
         out=results.path / RUNS,
         name=run_name(cell, wanted.number),
         options=dict(plan.options),
+        start=matrix.start_of(cell.challenge, cell.mode),
         judge=matrix.judge,
         network=matrix.network,
         shares=matrix.shares,
@@ -265,6 +283,11 @@ async def _attempt(
             seconds=seconds,
         )
         raise
+    except SessionLost as error:  # its worker died: nothing the agent did; the cell runs again
+        seconds = anyio.current_time() - started
+        return results.log.finish(
+            attempt, "interrupted", full_success=None, detail=f"session lost: {error}", seconds=seconds
+        )
     except Exception as error:  # the session could not run at all: this attempt crashed, the rest go on
         seconds = anyio.current_time() - started
         return results.log.finish(

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.agents import AgentSpecError, parse_agent
 from orchestrator.challenge.loader import ChallengeError, load_challenge
-from orchestrator.challenge.model import Challenge
+from orchestrator.challenge.model import Challenge, Seconds
 from orchestrator.challenge.schema_problems import schema_problems
 from orchestrator.challenge.sourcemap import Path_, Problem, SourceError, load_yaml
 from orchestrator.scoring.judge import JudgeSpecError, parse_judge
@@ -27,6 +27,7 @@ __all__ = [
     "MODES",
     "AgentEntry",
     "AgentPlan",
+    "BackendModel",
     "CriticalFailureBlocks",
     "DecisionModel",
     "FullSuccessNotLower",
@@ -39,15 +40,20 @@ __all__ = [
     "matrix_from_command",
 ]
 
-#: How a cell's session starts. Only ``evolving`` (the challenge as written) is built; ``fresh``
-#: (a later phase as a single task, issue 14 item 7) will join it.
-Mode = Literal["evolving"]
+#: How a cell's session starts: ``evolving``, the challenge as written (each change arrives
+#: mid-conversation); ``fresh``, at a later phase as a single task (``changeup run --start-at``:
+#: the phases before it are the reference solution, its message is the briefing).
+Mode = Literal["evolving", "fresh"]
 MODES: tuple[str, ...] = typing.get_args(Mode)
 _EVOLVING: list[Mode] = ["evolving"]
 AGENT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+#: Ray's own resources, which a session asks for through ``backend.cpus``, never by name.
+_RAY_OWN = ("CPU", "GPU", "memory", "object_store_memory")
 #: Each id pattern in words, for errors.
 _ID_RULES = {
-    AGENT_NAME: "start with a letter or digit and hold only letters, digits, '.', '_' and '-' (e.g. v7)"
+    AGENT_NAME: "start with a letter or digit and hold only letters, digits, '.', '_' and '-' (e.g. v7)",
+    ENV_NAME: "be an environment variable's name: letters, digits and '_', not starting with a digit",
 }
 
 
@@ -70,6 +76,14 @@ class AgentEntry(_Strict):
     agent: str = Field(min_length=1, description="An --agent spec: scripted, claude-code, command:CMD, ...")
     options: dict[str, str] = Field(default_factory=dict, description="--agent-option KEY=VALUE pairs.")
     per_trial: list[TrialOverride] = Field(default_factory=list, description="Other specs for some trials.")
+    resources: dict[str, Annotated[float, Field(gt=0)]] = Field(
+        default_factory=dict,
+        description="Ray custom resources each of its sessions needs: it runs only on nodes that have them.",
+    )
+    send_env: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(
+        default_factory=list,
+        description="Environment variables of the driver sent with each of its sessions to a Ray worker.",
+    )
 
 
 class CriticalFailureBlocks(_Strict):
@@ -97,6 +111,18 @@ class DecisionModel(_Strict):
     rules: list[Rule] = Field(min_length=1)
 
 
+class BackendModel(_Strict):
+    """Where the sessions run: in this process, or on a Ray cluster (docs/scale.md)."""
+
+    kind: Literal["local", "ray"] = Field(description="local: in this process; ray: on a Ray cluster.")
+    address: str | None = Field(None, description="ray: the cluster's head, HOST:PORT (or auto).")
+    session_timeout: Seconds | None = Field(
+        None,
+        description="ray: a session running longer is cancelled by force (default: its limit + 10min).",
+    )
+    cpus: float = Field(1.0, gt=0, description="ray: the CPUs each session reserves on its node.")
+
+
 class MatrixModel(_Strict):
     """Challenges x agents x modes x trials, and what decides."""
 
@@ -104,12 +130,17 @@ class MatrixModel(_Strict):
     agents: list[AgentEntry] = Field(min_length=1)
     trials: int = Field(1, ge=1, le=1000, description="Sessions per challenge, agent and mode.")
     modes: list[Mode] = Field(default_factory=lambda: _EVOLVING, min_length=1)
+    fresh_at: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per challenge id, the phase its fresh sessions start at. Default: its last phase.",
+    )
     retry_invalid: int = Field(0, ge=0, le=100, description="Retries of a trial whose run is invalid.")
     judge: str = Field("rules", description="Who scores judged criteria, as --judge.")
     agent_network: Literal["on", "none"] = "on"
     agent_shares: list[str] = Field(default_factory=list, description="As --agent-share: PATH[:rw].")
     debounce: float = Field(0.3, ge=0, description="As --debounce, in seconds.")
     decision: DecisionModel | None = None
+    backend: BackendModel | None = None
 
 
 class MatrixFile(_Strict):
@@ -126,6 +157,9 @@ class AgentPlan:
     spec: str
     options: dict[str, str] = field(default_factory=dict)
     per_trial: dict[int, str] = field(default_factory=dict)
+    #: Ray custom resources its sessions need, and the driver's variables sent with them.
+    resources: dict[str, float] = field(default_factory=dict)
+    send_env: tuple[str, ...] = ()
 
     def spec_for(self, trial: int) -> str:
         """The ``--agent`` spec of trial ``trial`` (1-based)."""
@@ -144,16 +178,24 @@ class Matrix:
     agents: tuple[AgentPlan, ...]
     trials: int
     modes: tuple[str, ...] = ("evolving",)
+    #: challenge id → the phase its fresh sessions start at (every challenge, with mode fresh)
+    fresh_at: dict[str, str] = field(default_factory=dict)
     retry_invalid: int = 0
     judge: str = "rules"
     network: bool = True
     shares: tuple[str, ...] = ()
     debounce: float = 0.3
     decision: DecisionModel | None = None
+    #: Where the matrix file says its sessions run (None: it does not say).
+    backend: BackendModel | None = None
 
     def agent(self, name: str) -> AgentPlan:
         """The agent called ``name``."""
         return next(a for a in self.agents if a.name == name)
+
+    def start_of(self, challenge: str, mode: str) -> str | None:
+        """The phase a session of ``challenge`` in ``mode`` starts at; None: the first (evolving)."""
+        return self.fresh_at[challenge] if mode == "fresh" else None
 
 
 class MatrixError(Exception):
@@ -188,6 +230,7 @@ def load_matrix(path: Path) -> Matrix:
 
     challenges = _challenges(model.challenges, path.parent, report)
     agents = _agents(model, report)
+    fresh_at = _fresh_at(model, challenges, report)
     _check_settings(model, report)
     if problems:
         raise MatrixError(sorted(problems))
@@ -196,12 +239,14 @@ def load_matrix(path: Path) -> Matrix:
         agents=tuple(agents),
         trials=model.trials,
         modes=tuple(dict.fromkeys(model.modes)),
+        fresh_at=fresh_at,
         retry_invalid=model.retry_invalid,
         judge=model.judge,
         network=model.agent_network == "on",
         shares=tuple(model.agent_shares),
         debounce=model.debounce,
         decision=model.decision,
+        backend=model.backend,
     )
 
 
@@ -280,7 +325,15 @@ def _agents(model: MatrixModel, report: typing.Callable[[Path_, str], None]) -> 
                 per_trial[trial] = override.agent
             _check_spec(override.agent, entry.options, (*where, "agent"), report)
         _check_spec(entry.agent, entry.options, ("agents", index, "agent"), report)
-        plans.append(AgentPlan(entry.name, entry.agent, dict(entry.options), per_trial))
+        for resource in entry.resources:
+            if resource in _RAY_OWN:
+                report(
+                    ("agents", index, "resources", resource),
+                    f"{resource!r} is Ray's own resource; name custom resources only "
+                    "(a session's CPUs are backend.cpus)",
+                )
+        resources, send_env = dict(entry.resources), tuple(entry.send_env)
+        plans.append(AgentPlan(entry.name, entry.agent, dict(entry.options), per_trial, resources, send_env))
     decision = model.decision
     if decision is not None:
         names = [p.name for p in plans]
@@ -295,6 +348,29 @@ def _agents(model: MatrixModel, report: typing.Callable[[Path_, str], None]) -> 
         if decision.candidate == decision.baseline:
             report(("decision", "baseline"), "the baseline and the candidate are the same agent")
     return plans
+
+
+def _fresh_at(
+    model: MatrixModel, challenges: list[Challenge], report: typing.Callable[[Path_, str], None]
+) -> dict[str, str]:
+    """Each challenge's fresh start (``fresh_at``, else its last phase), checked; {} without mode fresh."""
+    if "fresh" not in model.modes:
+        if model.fresh_at:
+            report(("fresh_at",), "fresh_at is for mode fresh, which modes does not list")
+        return {}
+    ids = [c.id for c in challenges]
+    for name in model.fresh_at:
+        if name not in ids:
+            report(("fresh_at", name), f"{name!r} is no challenge of the matrix{did_you_mean(name, ids)}")
+    starts: dict[str, str] = {}
+    for challenge in challenges:
+        phase = model.fresh_at.get(challenge.id, challenge.phases[-1].id)
+        problem = challenge.start_problem(phase)
+        if problem:
+            where: Path_ = ("fresh_at", challenge.id) if challenge.id in model.fresh_at else ("modes",)
+            report(where, f"fresh sessions of {challenge.id} cannot start at {phase}: {problem}")
+        starts[challenge.id] = phase
+    return starts
 
 
 def _check_spec(
@@ -315,3 +391,10 @@ def _check_settings(model: MatrixModel, report: typing.Callable[[Path_, str], No
         path = share.removesuffix(":rw").removesuffix(":ro")
         if not Path(path).expanduser().exists():
             report(("agent_shares", index), f"{share!r}: no such file or folder")
+    backend = model.backend
+    if backend is not None and backend.kind == "ray" and not backend.address:
+        report(("backend",), "kind: ray needs an address: the head node's HOST:PORT (or auto)")
+    if backend is not None and backend.kind == "local":
+        for key in ("address", "session_timeout"):
+            if getattr(backend, key) is not None:
+                report(("backend", key), f"{key} is for kind: ray; a local backend runs here")

@@ -243,6 +243,12 @@ def _challenge_folders(_: click.Context, __: click.Parameter, paths: tuple[Path,
     help="Whether the agent keeps the network (agents call their model); 'none' cuts it.",
 )
 @click.option(
+    "--start-at",
+    metavar="PHASE",
+    help="Start at a later phase: the workspace holds the reference solution of the phases before "
+    "it, committed, and PHASE's message is the briefing (a matrix file's modes: [fresh] does this).",
+)
+@click.option(
     "--matrix",
     "matrix_file",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
@@ -251,7 +257,17 @@ def _challenge_folders(_: click.Context, __: click.Parameter, paths: tuple[Path,
 @click.option(
     "--trials", type=click.IntRange(min=1), help="A matrix: sessions per challenge and agent (default 1)."
 )
-@click.option("--concurrency", type=click.IntRange(min=1), help="A matrix: sessions at a time (default 1).")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help="A matrix: sessions at a time (default 1; on Ray, as many as the cluster's CPUs hold).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    help="A matrix: where its sessions run: here (local, the default) or on a Ray cluster (docs/scale.md).",
+)
+@click.option("--address", metavar="HOST:PORT", help="A matrix on Ray: the cluster's head node (or auto).")
 @click.option(
     "--retry-invalid", type=click.IntRange(min=0), help="A matrix: retries of an invalid run (default 0)."
 )
@@ -279,9 +295,12 @@ def run_command(
     judge_spec: str,
     agent_shares: tuple[str, ...],
     agent_network: str,
+    start_at: str | None,
     matrix_file: Path | None,
     trials: int | None,
     concurrency: int | None,
+    backend: str | None,
+    address: str | None,
     retry_invalid: int | None,
     new: bool,
     change_rule: str | None,
@@ -298,6 +317,8 @@ def run_command(
     make a matrix (docs/compare.md): every challenge x agent x trial, --concurrency at a
     time, into --out RESULTS under a manifest frozen before the first session. The same
     command again resumes it; then it prints the comparison and writes RESULTS/compare.*.
+    With --backend ray --address HOST:PORT, each session runs on a worker of a Ray
+    cluster and its run folder comes back into RESULTS (docs/scale.md).
 
     \b
     Examples:
@@ -310,8 +331,10 @@ def run_command(
       changeup run --matrix docs/examples/v6-v7.yaml --out results/v6-v7 --concurrency 2
     """
     params = dict(click.get_current_context().params)
-    matrix_only = (trials, concurrency, retry_invalid, matrix_file, change_rule)
+    matrix_only = (trials, concurrency, retry_invalid, matrix_file, change_rule, backend, address)
     if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
+        if start_at is not None:
+            raise click.UsageError("--start-at starts one run; in a matrix file, modes: [fresh] starts late")
         params["options"] = _agent_options(agent_options)
         run_matrix(click.get_current_context(), params)
         return
@@ -349,6 +372,7 @@ def run_command(
                 on_folder=folders.append,
                 shares=shares,
                 network=agent_network == "on",
+                start=start_at,
             )
         )
     except RunRefused as error:

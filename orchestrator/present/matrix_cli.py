@@ -34,7 +34,10 @@ from orchestrator.matrix import (
     matrix_from_command,
     open_results,
 )
+from orchestrator.matrix.backends import BackendError, choose_backend
+from orchestrator.matrix.budget import make_room
 from orchestrator.matrix.journal import JournalError
+from orchestrator.matrix.ray_backend import RayBackend
 from orchestrator.matrix.review import Item, blind_order, items_of, review_diff
 from orchestrator.present.comparison_html import comparison_html
 from orchestrator.present.comparison_text import comparison_markdown, print_comparison
@@ -115,15 +118,23 @@ def run_matrix(ctx: click.Context, params: dict[str, Any]) -> None:
         )
     matrix = _matrix(ctx, params)
     results_path = Path(params["out"])
+    runner = _runner(matrix, params)
     try:
-        results = open_results(matrix, results_path, new=params["new"], change_rule=params["change_rule"])
-    except (ResultsRefused, JournalError) as error:
+        results = open_results(
+            matrix,
+            results_path,
+            new=params["new"],
+            change_rule=params["change_rule"],
+            preflight=runner.preflight if isinstance(runner, RayBackend) else None,
+        )
+    except (ResultsRefused, JournalError, BackendError) as error:
+        _close(runner)
         raise BadInput(str(error)) from None
     console = Console(stderr=True, highlight=False)
     for note in results.notes:
         console.print(escape(f"note: {note}"))
     try:
-        tally = _drive(results, matrix, params["concurrency"] or 1, console, quiet=params["quiet"])
+        tally = _drive(results, matrix, runner, console, quiet=params["quiet"])
     except KeyboardInterrupt:
         console.print(
             f"interrupted; run the same command again to resume: the attempts so far are in {results_path}"
@@ -132,6 +143,7 @@ def run_matrix(ctx: click.Context, params: dict[str, Any]) -> None:
         sys.exit(Exit.INTERRUPTED)
     finally:
         results.close()
+        _close(runner)
     comparison = write_comparison(results_path)
     print_comparison(comparison, _stdout())
     for name in ("compare.md", "compare.html", "compare.json"):
@@ -146,7 +158,33 @@ def run_matrix(ctx: click.Context, params: dict[str, Any]) -> None:
     sys.exit(Exit.FAILED if invalid or tally.done + tally.done_before < tally.cells else Exit.OK)
 
 
-def _drive(results: Results, matrix: Matrix, capacity: int, console: Console, *, quiet: bool) -> Tally:
+def _runner(matrix: Matrix, params: dict[str, Any]) -> LocalBackend | RayBackend:
+    """The session runner of ``--backend``/``--address``, or of the matrix file's ``backend:``."""
+    try:
+        choice = choose_backend(matrix, params["backend"], params["address"])
+        if choice.kind == "local":
+            make_room(params["concurrency"] or 1)
+            return LocalBackend(params["concurrency"] or 1)
+        assert choice.address is not None
+        return RayBackend(
+            choice.address,
+            matrix,
+            capacity=params["concurrency"],
+            session_timeout=choice.session_timeout,
+            cpus=choice.cpus,
+        )
+    except BackendError as error:
+        raise BadInput(str(error)) from None
+
+
+def _close(runner: LocalBackend | RayBackend) -> None:
+    if isinstance(runner, RayBackend):
+        runner.close()
+
+
+def _drive(
+    results: Results, matrix: Matrix, runner: LocalBackend | RayBackend, console: Console, *, quiet: bool
+) -> Tally:
     view = MatrixProgress([a.name for a in matrix.agents])
     live = Live(view, console=console, refresh_per_second=4, transient=True)
     shown = not quiet and console.is_terminal
@@ -162,7 +200,7 @@ def _drive(results: Results, matrix: Matrix, capacity: int, console: Console, *,
     if shown:
         live.start()
     try:
-        return anyio.run(lambda: drive(results, matrix, LocalBackend(capacity), update))
+        return anyio.run(lambda: drive(results, matrix, runner, update))
     finally:
         live.stop()
 
