@@ -28,6 +28,7 @@ __all__ = [
     "Event",
     "FileChange",
     "FilesChanged",
+    "GroupResult",
     "MessageDelivered",
     "MessageQueued",
     "Observation",
@@ -174,14 +175,30 @@ def _outcome(test: dict[str, Any]) -> TestOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupResult(_Record):
+    """One test group's share of a phase's result (``groups:`` of a phase in the challenge)."""
+
+    kind: ClassVar[str] = "tests.group"
+    name: str
+    passed: int
+    failed: int
+
+    @property
+    def all_pass(self) -> bool:
+        """Every test of the group passed (and there was at least one)."""
+        return self.failed == 0 and self.passed > 0
+
+
+@dataclass(frozen=True, slots=True)
 class PhaseResult(_Record):
-    """One phase's share of a test run."""
+    """One phase's share of a test run; ``groups`` its share per declared test group."""
 
     kind: ClassVar[str] = "tests.phase"
     phase: str
     passed: int
     failed: int
     tests: tuple[TestOutcome, ...] = ()
+    groups: tuple[GroupResult, ...] = ()
 
     @property
     def total(self) -> int:
@@ -196,7 +213,8 @@ class PhaseResult(_Record):
     @classmethod
     def from_fields(cls, record: dict[str, Any]) -> PhaseResult:
         tests = tuple(map(_outcome, record.get("tests", ())))
-        return cls(record["phase"], record["passed"], record["failed"], tests)
+        groups = tuple(GroupResult(g["name"], g["passed"], g["failed"]) for g in record.get("groups", ()))
+        return cls(record["phase"], record["passed"], record["failed"], tests, groups)
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,7 +428,15 @@ _OBSERVATION_TYPES: tuple[type[_Record], ...] = get_args(Observation)
 _ACTION_TYPES: tuple[type[_Record], ...] = get_args(Action)
 _FIELDS: dict[type, tuple[str, ...]] = {
     cls: tuple(f.name for f in fields(cls))
-    for cls in (*_EVENT_TYPES, *_OBSERVATION_TYPES, *_ACTION_TYPES, FileChange, TestOutcome, PhaseResult)
+    for cls in (
+        *_EVENT_TYPES,
+        *_OBSERVATION_TYPES,
+        *_ACTION_TYPES,
+        FileChange,
+        TestOutcome,
+        GroupResult,
+        PhaseResult,
+    )
 }
 _BY_KIND: dict[str, type[_Record]] = {
     cls.kind: cls for cls in (*_EVENT_TYPES, *_OBSERVATION_TYPES, *_ACTION_TYPES)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,11 @@ class Spec:
     time_limit: float | None = None
     end: Expr | None = None
     end_text: str = field(default="")
+    #: phase → the test groups it declares (``groups:`` of a phase), for ``tests_pass(p, group=g)``
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: phase → the groups whose tests must all pass for the phase to pass (its ``passes:``
+    #: policy); a phase not named here passes when every one of its tests passes
+    policies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.phases:
