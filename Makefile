@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/latency.py
 	$(BIN)/python benchmarks/replay.py
 	$(BIN)/python benchmarks/snapshot.py
+	$(BIN)/python benchmarks/concurrency.py
 
 clean:
 	rm -rf $(VENV) runs .agents .pytest_cache .mypy_cache .ruff_cache .coverage
