@@ -78,17 +78,8 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [item if isinstance(item, _SCALARS) else _plain(item) for item in value]
     if isinstance(value, _Record):
-        return {
-            name: _plain(field)
-            for name in _FIELDS[type(value)]
-            if (field := getattr(value, name)) != () or name not in _OMITTED_WHEN_EMPTY
-        }
+        return {name: _plain(getattr(value, name)) for name in _FIELDS[type(value)]}
     return value
-
-
-#: Fields of nested records left out of a record while empty: a log of a challenge that does
-#: not use them reads as before they existed (and replay parses no more than it needs).
-_OMITTED_WHEN_EMPTY = frozenset({"groups"})
 
 
 # --- events ------------------------------------------------------------------------------
@@ -222,11 +213,8 @@ class PhaseResult(_Record):
     @classmethod
     def from_fields(cls, record: dict[str, Any]) -> PhaseResult:
         tests = tuple(map(_outcome, record.get("tests", ())))
-        groups = record.get("groups")
-        if groups:
-            groups = tuple(GroupResult(g["name"], g["passed"], g["failed"]) for g in groups)
-            return cls(record["phase"], record["passed"], record["failed"], tests, groups)
-        return cls(record["phase"], record["passed"], record["failed"], tests)
+        groups = tuple(GroupResult(g["name"], g["passed"], g["failed"]) for g in record.get("groups", ()))
+        return cls(record["phase"], record["passed"], record["failed"], tests, groups)
 
 
 @dataclass(frozen=True, slots=True)

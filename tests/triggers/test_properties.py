@@ -20,7 +20,6 @@ from triggers import (
     ClockTick,
     EndSession,
     Engine,
-    GroupResult,
     PhaseResult,
     PhaseUnlocked,
     SessionStarted,
@@ -112,22 +111,6 @@ def test_nested_records_round_trip() -> None:
     )
     assert decode(json.loads(json.dumps(event.to_record()))) == event
     assert event.phases[0].total == 2
-
-
-def test_group_results_round_trip_and_are_left_out_while_empty() -> None:
-    """A phase's per-group share survives encoding; a phase without groups writes no key for
-    them, so logs of challenges without groups read as before groups existed."""
-    grouped = PhaseResult("p", 2, 1, (), (GroupResult("core", 2, 0), GroupResult("error", 0, 1)))
-    plain = PhaseResult("q", 1, 0)
-    event = TestsResult(1.0, 1, "abc", (grouped, plain))
-    record = event.to_record()
-    assert [sorted(phase) for phase in record["phases"]] == [
-        ["failed", "groups", "passed", "phase", "tests"],
-        ["failed", "passed", "phase", "tests"],
-    ]
-    assert decode(json.loads(json.dumps(record))) == event
-    assert grouped.groups[0].all_pass
-    assert not grouped.groups[1].all_pass
 
 
 def test_fired_cause_names_the_condition() -> None:
