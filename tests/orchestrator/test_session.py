@@ -117,7 +117,9 @@ async def test_pivot_fires_when_phase1_passes_and_session_ends_when_agent_is_don
     fired = first(records, "trigger.fired")
     assert fired["trigger"] == "pivot"
     passing = first(
-        records, "tests.result", phases=[{"phase": "phase1", "passed": 2, "failed": 0, "tests": []}]
+        records,
+        "tests.result",
+        phases=[{"phase": "phase1", "passed": 2, "failed": 0, "tests": [], "groups": []}],
     )
     assert fired["t"] == passing["t"]
     assert first(records, "phase.unlocked", phase="phase2")["trigger"] == "pivot"

@@ -20,6 +20,7 @@ from triggers import (
     ClockTick,
     EndSession,
     Engine,
+    GroupResult,
     PhaseResult,
     PhaseUnlocked,
     SessionStarted,
@@ -111,6 +112,18 @@ def test_nested_records_round_trip() -> None:
     )
     assert decode(json.loads(json.dumps(event.to_record()))) == event
     assert event.phases[0].total == 2
+
+
+def test_group_results_round_trip() -> None:
+    """A phase's per-group share survives encoding; a phase without groups writes them empty
+    (every field present keeps a record on the log reader's fast path)."""
+    grouped = PhaseResult("p", 2, 1, (), (GroupResult("core", 2, 0), GroupResult("error", 0, 1)))
+    event = TestsResult(1.0, 1, "abc", (grouped, PhaseResult("q", 1, 0)))
+    record = event.to_record()
+    assert record["phases"][1]["groups"] == []
+    assert decode(json.loads(json.dumps(record))) == event
+    assert grouped.groups[0].all_pass
+    assert not grouped.groups[1].all_pass
 
 
 def test_fired_cause_names_the_condition() -> None:
