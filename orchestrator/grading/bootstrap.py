@@ -182,7 +182,13 @@ class Guard:
         self.config = config
 
     def pytest_collection(self, session: Any) -> None:
-        """The plugins registered before any test file (or the agent's code) was imported."""
+        """Say ``collecting``, with whether JUnit XML will be written, and keep the plugins
+        registered before any test file (or the agent's code) was imported."""
+        from _pytest.junitxml import xml_key
+
+        # Up to here only pytest and the challenge's own settings ran: a run that stops
+        # before this line, or that will write no JUnit XML, is the grader's failure.
+        self.write({"collecting": True, "junit": xml_key in self.config.stash})
         self.before_collection = list(self.config.pluginmanager.get_plugins())
 
     def pytest_collection_finish(self, session: Any) -> None:

@@ -16,6 +16,10 @@ are caught:
 - Canaries drawn like the hidden tests (``canaries.py``) join every run.
 - Every result is streamed by the bootstrap as it happens; the JUnit XML must agree.
 
+A run that stops before collection begins (a usage error, a challenge conftest or ini that
+breaks pytest's start, pytest exits 3 or 4 there) or that is set to write no JUnit XML is
+*invalid*: only the grader's side had run, so it is never the agent's zero.
+
 Judging is fail-closed (``policy.py``): a run counts only if it started (``ready``), ended
 (``exit``) with pass or fail, its stream, exit code and JUnit agree, both canaries behaved,
 and the bootstrap saw nothing tampered with.
@@ -105,6 +109,10 @@ class Stream:
     collect_errors: set[str] = field(default_factory=set)
     tampering: list[str] = field(default_factory=list)
     exit: int | None = None
+    #: whether collection began (the agent's code can run only from then on)
+    collecting: bool = False
+    #: whether pytest was set to write JUnit XML when collection began
+    junit: bool = False
 
 
 def read_stream(path: Path) -> Stream:
@@ -122,6 +130,9 @@ def read_stream(path: Path) -> Stream:
             stream.tampering.append("the result stream holds a line that is not an object")
         elif "ready" in item:
             stream.ready = True
+        elif "collecting" in item:
+            stream.collecting = True
+            stream.junit = item.get("junit") is True
         elif "exit" in item:
             stream.exit = item["exit"] if isinstance(item["exit"], int) else -1
         elif "tampering" in item:
@@ -151,6 +162,13 @@ def judge(finished: Finished, stream: Stream, junit: Path, canaries: Canaries, l
     if not stream.ready:
         why = f"the grader could not start (exit {code}): {last_lines(finished.output)}"
         return Judgement("invalid", [], why)
+    if not stream.collecting:  # stopped before any test file was imported: the agent's code never ran
+        why = f"pytest stopped before collecting the hidden tests (exit {code})"
+        why = f"{why}: {last_lines(finished.output)}"
+        return Judgement("invalid", [], why)
+    if not stream.junit:
+        why = "pytest was set not to write JUnit XML (by the challenge's conftest, ini or options)"
+        return Judgement("invalid", [], why)
     if stream.exit is None:
         why = f"the test process ended (exit {code}) without finishing its results"
         return Judgement("tampered", [], f"{why}: {last_lines(finished.output, 4)}")
@@ -158,8 +176,6 @@ def judge(finished: Finished, stream: Stream, junit: Path, canaries: Canaries, l
         return Judgement("tampered", [], f"pytest reported exit {stream.exit} but the process exited {code}")
     if stream.tampering:
         return Judgement("tampered", [], "; ".join(dict.fromkeys(stream.tampering)))
-    if code == 4:  # before any test file was imported: the command line or the challenge's conftest
-        return Judgement("invalid", [], f"pytest refused its command line: {last_lines(finished.output)}")
     if code not in (0, 1):
         meaning = _EXIT_MEANING.get(code, "abnormal end") if code is not None else "killed"
         return Judgement("tampered", [], f"pytest exited {code} ({meaning}), neither pass nor fail")
