@@ -2,10 +2,11 @@
 
 ``python -I -B bootstrap.py SETTINGS -- PYTEST-ARGS...``, where SETTINGS is a JSON object:
 ``workspace`` (the snapshot copy), ``hidden`` (the hidden tests' root), ``stream`` (the result
-stream) and, when it starts as root inside the sandbox, ``user`` ([uid, gid]) to drop to
-before anything else. Under bubblewrap, the warm interpreter (``zygote.py``) imports this
-module once, makes its :class:`Machinery`, and each run's freshly forked test process
-calls :func:`run`: the same steps, without importing pytest again.
+stream), ``timeouts`` (copied phase folder → per-test seconds, optional) and, when it starts
+as root inside the sandbox, ``user`` ([uid, gid]) to drop to before anything else. Under
+bubblewrap, the warm interpreter (``zygote.py``) imports this module once, makes its
+:class:`Machinery`, and each run's freshly forked test process calls :func:`run`: the same
+steps, without importing pytest again.
 
 The agent's code runs in this process (the hidden tests import it), so everything here
 assumes it is hostile:
@@ -308,8 +309,39 @@ class Machinery:
 
         for hook in (Guard.pytest_collection, Guard.pytest_runtest_call):  # ahead of every other plugin
             pytest.hookimpl(tryfirst=True)(hook)
+        pytest.hookimpl(wrapper=True)(Timer.pytest_runtest_call)
         self.pytest = pytest
         self.before = fingerprint()
+
+
+class Timer:
+    """The per-test timeout (``testing: timeout``): a test of a timed phase folder that runs
+    longer fails, "timed out after N s". pytest-timeout's signal method, in a few lines; the
+    test run's own limit stays the backstop for code that blocks the signal."""
+
+    def __init__(self, pytest: Any, limits: dict[str, float]) -> None:
+        self.pytest = pytest
+        self.limits = limits  # copied phase folder → seconds
+
+    def pytest_runtest_call(self, item: Any) -> Any:
+        """Run the test under an alarm of its phase's limit (a wrapper, made so in Machinery)."""
+        import signal
+
+        limit = self.limits.get(item.nodeid.split("/", 1)[0])
+        if not limit:
+            return (yield)
+        fail = self.pytest.fail
+
+        def expired(signum: int, frame: Any) -> None:
+            fail(f"timed out after {limit:g}s", pytrace=False)
+
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            return (yield)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
@@ -327,7 +359,8 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
         _probe(settings["effects"])
     _source_only(settings["workspace"])
     sys.path.append(settings["workspace"])  # after the standard library and site-packages
-    code = int(machinery.pytest.main(args, plugins=[guard]))
+    timer = Timer(machinery.pytest, settings.get("timeouts") or {})
+    code = int(machinery.pytest.main(args, plugins=[guard, timer]))
     for problem in finish(compare(before)):
         write({"tampering": problem})
     write({"exit": code})

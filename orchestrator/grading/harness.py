@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,35 +62,58 @@ _EXIT_MEANING = {
 
 
 def bootstrap_settings(
-    *, workspace: Path, hidden: Path, out: Path, user: tuple[int, int] | None
+    *,
+    workspace: Path,
+    hidden: Path,
+    out: Path,
+    user: tuple[int, int] | None,
+    name: str = "",
+    timeouts: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """What the bootstrap is told: where the snapshot copy, the hidden tests and its stream are."""
+    """What the bootstrap is told: where the snapshot copy, the hidden tests and its stream
+    (``stream<name>.jsonl``) are, and the per-test timeout of each copied phase folder."""
     return {
         "workspace": str(workspace),
         "hidden": str(hidden),
-        "stream": str(out / "stream.jsonl"),
+        "stream": str(out / f"stream{name}.jsonl"),
         "user": list(user) if user else None,
+        "timeouts": dict(timeouts or {}),
     }
 
 
-def pytest_args(*, hidden: Path, out: Path, tests: Sequence[str], deselect: Sequence[str]) -> list[str]:
-    """The hardened pytest command line; ``tests`` and ``deselect`` relative to ``hidden``."""
+def pytest_args(
+    *,
+    hidden: Path,
+    out: Path,
+    tests: Sequence[str],
+    deselect: Sequence[str],
+    ini: Path | None = None,
+    extra: Sequence[str] = (),
+    name: str = "",
+) -> list[str]:
+    """The hardened pytest command line; ``tests`` and ``deselect`` relative to ``hidden``.
+
+    ``ini`` (the challenge's, copied into ``hidden``) replaces the empty configuration and
+    ``extra`` (the phases' ``testing: args``) come after changeup's own options, before the
+    test paths; the run's JUnit XML is ``junit<name>.xml``.
+    """
     return [
         "-q",
         "--tb=short",
         "-p",
         "no:cacheprovider",
         "-c",
-        os.devnull,
+        str(ini) if ini is not None else os.devnull,
         f"--rootdir={hidden}",
-        f"--basetemp={out / 'tmp'}",  # tmp_path stays inside the run's own folder
+        f"--basetemp={out / f'tmp{name}'}",  # tmp_path stays inside the run's own folder
         "--import-mode=importlib",
         # A module that will not import fails its own tests, not the run: pytest goes on.
         "--continue-on-collection-errors",
         "-o",
         "junit_family=xunit1",
-        f"--junitxml={out / 'junit.xml'}",
+        f"--junitxml={out / f'junit{name}.xml'}",
         *(f"--deselect={test}" for test in sorted(deselect)),
+        *extra,
         *(str(hidden / test) for test in tests),
     ]
 

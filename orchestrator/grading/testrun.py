@@ -91,6 +91,19 @@ def refused(challenge: Challenge, phases: Sequence[str], detail: str) -> TestRun
     return TestRun("refused", tuple(results), detail)
 
 
+#: The challenge's ``testing: ini``, as copied into a run's hidden folder.
+INI = "pytest.ini"
+
+
+def _batches(phases: list[Phase]) -> list[list[Phase]]:
+    """The pytest processes a run needs: phases with the same ``testing: args`` share one
+    (pytest's options hold for a whole process), in phase order."""
+    batches: dict[tuple[str, ...], list[Phase]] = {}
+    for phase in phases:
+        batches.setdefault(phase.args, []).append(phase)
+    return list(batches.values())
+
+
 def _is_superseded(test_id: str, superseded: set[str]) -> bool:
     return any(covers(s, test_id) for s in superseded)
 
@@ -287,15 +300,19 @@ class PytestRunner:
         self, folder: Path, tree: str, hidden: HiddenCopy, chosen: list[Phase], superseded: set[str]
     ) -> list[Judgement]:
         """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
-        pytest_phases = [p for p in chosen if p.command is None]
-        canaries = None
         deselect = sorted(hidden.to_run(test) for test in superseded)
-        if pytest_phases:
+        planted: list[tuple[list[Phase], Canaries]] = []
+        batches = _batches([p for p in chosen if p.command is None])
+        if batches:
             if self._warm is None:  # the warm interpreter has a copy of its own
                 for source in (BOOTSTRAP, PROBE):
                     shutil.copyfile(source, folder / "harness" / source.name)
-            folders = [hidden.folder_of(p.id) for p in pytest_phases]
-            canaries = plant_canaries(hidden.root, folders, deselect)
+            ini = self.challenge.model.testing.ini
+            if ini is not None:  # beside the hidden tests: the challenge folder is out of the run's sight
+                shutil.copyfile(self.challenge.root / ini, hidden.root / INI)
+            for batch in batches:
+                folders = [hidden.folder_of(p.id) for p in batch]
+                planted.append((batch, plant_canaries(hidden.root, folders, deselect)))
         # The folder goes to the tests' user before the snapshot's copy is in it: the copy
         # comes already theirs, like the output folder, and only its changes are handed over.
         self.sandbox.hand_over(folder, writable=[folder / "out"])
@@ -304,8 +321,9 @@ class PytestRunner:
         await self.exports.take(tree, ws, (out.st_uid, out.st_gid))
         judgements: list[Judgement] = []
         try:
-            if canaries is not None:
-                judgements.append(await self._pytest(folder, hidden, pytest_phases, deselect, canaries))
+            for number, (batch, canaries) in enumerate(planted, 1):
+                name = "" if number == 1 else f"-{number}"
+                judgements.append(await self._pytest(folder, hidden, batch, deselect, canaries, name))
             for phase in (p for p in chosen if p.command is not None):
                 judgements.append(await self._command(folder, hidden, phase))
         finally:
@@ -323,14 +341,31 @@ class PytestRunner:
         phases: list[Phase],
         deselect: list[str],
         canaries: Canaries,
+        name: str,
     ) -> Judgement:
+        """One pytest process over ``phases`` (which share their arguments); its files are ``*<name>``."""
         folders = [hidden.folder_of(p.id) for p in phases]
         places = self.sandbox.places(folder, self.environment)
+        timeouts = {hidden.folder_of(p.id): p.timeout for p in phases if p.timeout}
         settings = bootstrap_settings(
-            workspace=places.ws, hidden=places.hidden, out=places.out, user=places.user
+            workspace=places.ws,
+            hidden=places.hidden,
+            out=places.out,
+            user=places.user,
+            name=name,
+            timeouts=timeouts,
         )
-        settings.update(probe_settings(self.challenge.model.prohibited_effects, places))
-        args = pytest_args(hidden=places.hidden, out=places.out, tests=folders, deselect=deselect)
+        settings.update(probe_settings(self.challenge.model.prohibited_effects, places, f"junit{name}.xml"))
+        ini = places.hidden / INI if self.challenge.model.testing.ini is not None else None
+        args = pytest_args(
+            hidden=places.hidden,
+            out=places.out,
+            tests=folders,
+            deselect=deselect,
+            ini=ini,
+            extra=phases[0].args,
+            name=name,
+        )
         if self._warm is not None:
             nproc = self.sandbox.limits.nproc(self.sandbox.test_uid())
             try:
@@ -351,7 +386,8 @@ class PytestRunner:
                 timeout=self.timeout,
             )
         out = folder / "out"
-        return judge(finished, read_stream(out / "stream.jsonl"), out / "junit.xml", canaries, self.timeout)
+        stream = read_stream(out / f"stream{name}.jsonl")
+        return judge(finished, stream, out / f"junit{name}.xml", canaries, self.timeout)
 
     async def _command(self, folder: Path, hidden: HiddenCopy, phase: Phase) -> Judgement:
         places = self.sandbox.places(folder, self.environment)

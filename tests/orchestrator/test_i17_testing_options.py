@@ -1,0 +1,122 @@
+"""``testing:``: a challenge's pytest ini and arguments, each phase's own arguments, and
+per-test timeouts, in real hidden runs of the real harness (issue 17: SlopCodeBench's
+conftest needs ``--entrypoint``/``--checkpoint`` and an ini of its own).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+from orchestrator.challenge.loader import ChallengeError, load_challenge
+from orchestrator.grading.testrun import PytestRunner, TestRun
+from orchestrator.grading.venvs import grading_environment
+from orchestrator.session.workspace import Workspace
+from tests.cli import REPO
+
+pytestmark = pytest.mark.slow
+
+NORMALIZE_TAGS = REPO / "challenges" / "normalize-tags"
+
+TESTING = """\
+  testing:
+    ini: tests/pytest.ini
+    args: ["--entrypoint", "tags.py"]
+    timeout: 60s
+"""
+PHASE1 = """\
+    - id: phase1
+      title: trim and drop empties
+      testing:
+        args: ["--checkpoint", "one"]
+        timeout: 1s
+"""
+PHASE2 = """\
+    - id: phase2
+      title: drop duplicates too
+      testing:
+        args: ["--checkpoint", "two"]
+"""
+CONFTEST = """\
+def pytest_addoption(parser):
+    parser.addoption("--entrypoint", required=True)
+    parser.addoption("--checkpoint", required=True)
+"""
+OPTIONS_TEST = """\
+import time
+
+
+def test_options(request):
+    assert request.config.getoption("--entrypoint") == "tags.py"
+    assert request.config.getoption("--checkpoint") == {checkpoint!r}
+    assert "core: a core case" in request.config.getini("markers")
+
+
+def test_slow():
+    time.sleep({sleep})
+"""
+
+
+def challenge_with_options(tmp_path: Path) -> Path:
+    """normalize-tags whose tests need an ini, challenge-wide and per-phase options."""
+    root = tmp_path / "challenge"
+    shutil.copytree(NORMALIZE_TAGS, root)
+    yaml = root / "challenge.yaml"
+    text = yaml.read_text()
+    text = text.replace("    - id: phase1\n      title: trim and drop empties\n", PHASE1)
+    text = text.replace("    - id: phase2\n      title: drop duplicates too\n", PHASE2)
+    yaml.write_text(text.replace("  limits:\n", TESTING + "  limits:\n"))
+    (root / "tests" / "pytest.ini").write_text("[pytest]\nmarkers =\n    core: a core case\n")
+    for phase, checkpoint in (("phase1", "one"), ("phase2", "two")):
+        (root / "tests" / phase / "conftest.py").write_text(CONFTEST)
+        (root / "tests" / phase / "test_options.py").write_text(
+            OPTIONS_TEST.format(checkpoint=checkpoint, sleep=3)
+        )
+    return root
+
+
+def grade(tmp_path: Path, root: Path) -> TestRun:
+    """One real run of both phases on the starter."""
+    challenge = load_challenge(root)
+    workspace = Workspace.create(challenge.workspace, tmp_path / "ws", tmp_path / "shadow.git")
+    runner = PytestRunner(challenge, workspace, tmp_path / "scratch", environment=grading_environment([]))
+
+    async def run() -> TestRun:
+        return await runner.run(await workspace.snapshot(), ["phase1", "phase2"])
+
+    return anyio.run(run)
+
+
+def test_ini_and_arguments_reach_each_phases_tests(tmp_path: Path) -> None:
+    """The ini is honoured, the challenge's args reach every phase and each phase gets its own
+    ``--checkpoint`` (phases with different args run in their own pytest process)."""
+    result = grade(tmp_path, challenge_with_options(tmp_path))
+    assert result.status == "ok", result.detail
+    outcomes = {t.id: t for phase in result.phases for t in phase.tests}
+    assert outcomes["phase1/test_options.py::test_options"].outcome == "passed"
+    assert outcomes["phase2/test_options.py::test_options"].outcome == "passed", outcomes
+
+
+def test_a_test_over_its_phases_timeout_fails_saying_so(tmp_path: Path) -> None:
+    """phase1's 1s per-test timeout fails its 3s test, "timed out after 1s"; phase2 keeps the
+    challenge's 60s and its 3s test passes."""
+    result = grade(tmp_path, challenge_with_options(tmp_path))
+    outcomes = {t.id: t for phase in result.phases for t in phase.tests}
+    slow = outcomes["phase1/test_options.py::test_slow"]
+    assert slow.outcome == "failed"
+    assert "timed out after 1s" in slow.detail
+    assert outcomes["phase2/test_options.py::test_slow"].outcome == "passed"
+
+
+def test_a_missing_ini_is_a_load_error_naming_the_key(tmp_path: Path) -> None:
+    """``testing: ini`` naming no file: the loader says which file, where, and what is missing."""
+    root = challenge_with_options(tmp_path)
+    (root / "tests" / "pytest.ini").unlink()
+    with pytest.raises(ChallengeError) as caught:
+        load_challenge(root)
+    message = str(caught.value)
+    assert "challenge.yaml:" in message
+    assert "missing ini file tests/pytest.ini" in message
