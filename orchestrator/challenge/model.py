@@ -125,6 +125,13 @@ class PhaseTesting(_Strict):
 class Testing(PhaseTesting):
     """How every phase's hidden pytest tests run."""
 
+    support: str | None = Field(
+        None,
+        description=(
+            "A folder, relative to the challenge, copied beside every phase's hidden tests and put on "
+            "the test path: its conftest.py, helper modules and data apply to every phase."
+        ),
+    )
     ini: str | None = Field(
         None,
         description="An ini file for pytest (its [pytest] section is honoured), relative to the challenge.",

@@ -268,6 +268,9 @@ class Semantics:
                     timeout=own.timeout if own and own.timeout is not None else testing.timeout,
                 )
             )
+        if testing.support is not None and not (self.root / testing.support).is_dir():
+            missing = f"missing support folder {testing.support}/ (relative to the challenge folder)"
+            self.report(("testing", "support"), missing)
         if testing.ini is not None and not (self.root / testing.ini).is_file():
             missing = f"missing ini file {testing.ini} (relative to the challenge folder)"
             self.report(("testing", "ini"), missing)

@@ -2,7 +2,8 @@
 
 ``python -I -B bootstrap.py SETTINGS -- PYTEST-ARGS...``, where SETTINGS is a JSON object:
 ``workspace`` (the snapshot copy), ``hidden`` (the hidden tests' root), ``stream`` (the result
-stream), ``timeouts`` (copied phase folder → per-test seconds, optional) and, when it starts
+stream), ``timeouts`` (copied phase folder → per-test seconds, optional), ``path`` (the
+hidden folders importable before the workspace, optional) and, when it starts
 as root inside the sandbox, ``user`` ([uid, gid]) to drop to before anything else. Under
 bubblewrap, the warm interpreter (``zygote.py``) imports this module once, makes its
 :class:`Machinery`, and each run's freshly forked test process calls :func:`run`: the same
@@ -358,6 +359,9 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     if settings.get("effects"):  # the challenge prohibits effects: note each attempt (probe.py)
         _probe(settings["effects"])
     _source_only(settings["workspace"])
+    # The hidden tests' own helpers (the support folder, modules beside the tests) come
+    # before the workspace: a module of the agent's cannot stand in for one of them.
+    sys.path.extend(settings.get("path") or [])
     sys.path.append(settings["workspace"])  # after the standard library and site-packages
     timer = Timer(machinery.pytest, settings.get("timeouts") or {})
     code = int(machinery.pytest.main(args, plugins=[guard, timer]))

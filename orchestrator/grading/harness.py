@@ -69,10 +69,13 @@ def bootstrap_settings(
     user: tuple[int, int] | None,
     name: str = "",
     timeouts: Mapping[str, float] | None = None,
+    path: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """What the bootstrap is told: where the snapshot copy, the hidden tests and its stream
-    (``stream<name>.jsonl``) are, and the per-test timeout of each copied phase folder."""
+    (``stream<name>.jsonl``) are, the per-test timeout of each copied phase folder, and the
+    hidden folders to import helpers from (``path``)."""
     return {
+        "path": [str(folder) for folder in path],
         "workspace": str(workspace),
         "hidden": str(hidden),
         "stream": str(out / f"stream{name}.jsonl"),

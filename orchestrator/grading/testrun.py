@@ -307,6 +307,11 @@ class PytestRunner:
             if self._warm is None:  # the warm interpreter has a copy of its own
                 for source in (BOOTSTRAP, PROBE):
                     shutil.copyfile(source, folder / "harness" / source.name)
+            support = self.challenge.model.testing.support
+            if support is not None:  # in the hidden root: its conftest.py applies to every phase
+                for name, data in hidden_files(self.challenge.root / support):
+                    (hidden.root / name).parent.mkdir(parents=True, exist_ok=True)
+                    (hidden.root / name).write_bytes(data)
             ini = self.challenge.model.testing.ini
             if ini is not None:  # beside the hidden tests: the challenge folder is out of the run's sight
                 shutil.copyfile(self.challenge.root / ini, hidden.root / INI)
@@ -354,6 +359,7 @@ class PytestRunner:
             user=places.user,
             name=name,
             timeouts=timeouts,
+            path=[places.hidden, *(places.hidden / f for f in folders)],
         )
         settings.update(probe_settings(self.challenge.model.prohibited_effects, places, f"junit{name}.xml"))
         ini = places.hidden / INI if self.challenge.model.testing.ini is not None else None

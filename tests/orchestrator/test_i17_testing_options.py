@@ -1,5 +1,5 @@
-"""``testing:``: a challenge's pytest ini and arguments, each phase's own arguments, and
-per-test timeouts, in real hidden runs of the real harness (issue 17: SlopCodeBench's
+"""``testing:``: a challenge's support folder, pytest ini and arguments, each phase's own
+arguments, and per-test timeouts, in real hidden runs of the real harness (issue 17: SlopCodeBench's
 conftest needs ``--entrypoint``/``--checkpoint`` and an ini of its own).
 """
 
@@ -23,6 +23,7 @@ NORMALIZE_TAGS = REPO / "challenges" / "normalize-tags"
 
 TESTING = """\
   testing:
+    support: tests/support
     ini: tests/pytest.ini
     args: ["--entrypoint", "tags.py"]
     timeout: 60s
@@ -45,6 +46,13 @@ def pytest_addoption(parser):
     parser.addoption("--entrypoint", required=True)
     parser.addoption("--checkpoint", required=True)
 """
+SHARED = """\
+from pathlib import Path
+
+
+def answer():
+    return (Path(__file__).parent / "data" / "answer.txt").read_text().strip()
+"""
 OPTIONS_TEST = """\
 import time
 
@@ -53,6 +61,14 @@ def test_options(request):
     assert request.config.getoption("--entrypoint") == "tags.py"
     assert request.config.getoption("--checkpoint") == {checkpoint!r}
     assert "core: a core case" in request.config.getini("markers")
+
+
+def test_support_and_helpers_import():
+    from shared import answer
+    from helper_{phase} import NAME
+
+    assert answer() == "42"
+    assert NAME == {phase!r}
 
 
 def test_slow():
@@ -70,10 +86,15 @@ def challenge_with_options(tmp_path: Path) -> Path:
     text = text.replace("    - id: phase2\n      title: drop duplicates too\n", PHASE2)
     yaml.write_text(text.replace("  limits:\n", TESTING + "  limits:\n"))
     (root / "tests" / "pytest.ini").write_text("[pytest]\nmarkers =\n    core: a core case\n")
+    support = root / "tests" / "support"
+    (support / "data").mkdir(parents=True)
+    (support / "conftest.py").write_text(CONFTEST)  # one conftest, for every phase
+    (support / "shared.py").write_text(SHARED)
+    (support / "data" / "answer.txt").write_text("42\n")
     for phase, checkpoint in (("phase1", "one"), ("phase2", "two")):
-        (root / "tests" / phase / "conftest.py").write_text(CONFTEST)
+        (root / "tests" / phase / f"helper_{phase}.py").write_text(f"NAME = {phase!r}\n")
         (root / "tests" / phase / "test_options.py").write_text(
-            OPTIONS_TEST.format(checkpoint=checkpoint, sleep=3)
+            OPTIONS_TEST.format(checkpoint=checkpoint, sleep=3, phase=phase)
         )
     return root
 
@@ -98,6 +119,24 @@ def test_ini_and_arguments_reach_each_phases_tests(tmp_path: Path) -> None:
     outcomes = {t.id: t for phase in result.phases for t in phase.tests}
     assert outcomes["phase1/test_options.py::test_options"].outcome == "passed"
     assert outcomes["phase2/test_options.py::test_options"].outcome == "passed", outcomes
+
+
+def test_the_support_folder_and_helpers_beside_the_tests_import_in_every_phase(tmp_path: Path) -> None:
+    """The support folder's conftest (the options above) applies to both phases, its module and
+    its data/ are importable and readable, and a helper beside a phase's tests imports too."""
+    result = grade(tmp_path, challenge_with_options(tmp_path))
+    outcomes = {t.id: t for phase in result.phases for t in phase.tests}
+    for phase in ("phase1", "phase2"):
+        found = outcomes[f"{phase}/test_options.py::test_support_and_helpers_import"]
+        assert found.outcome == "passed", found.detail
+
+
+def test_a_missing_support_folder_is_a_load_error(tmp_path: Path) -> None:
+    """``testing: support`` naming no folder: a load error that says so."""
+    root = challenge_with_options(tmp_path)
+    shutil.rmtree(root / "tests" / "support")
+    with pytest.raises(ChallengeError, match="missing support folder tests/support/"):
+        load_challenge(root)
 
 
 def test_a_test_over_its_phases_timeout_fails_saying_so(tmp_path: Path) -> None:
