@@ -21,7 +21,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from orchestrator.grading.policy import Status, counts, void
 from orchestrator.grading.processes import run_process_group
 from orchestrator.grading.runtime import Runtime, runtime_for
 from orchestrator.grading.sandbox import Places, Sandbox, detect_sandbox
-from orchestrator.grading.seal import hidden_files
+from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
 from orchestrator.grading.testids import covers, list_tests
 from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
 from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
@@ -91,10 +91,6 @@ def refused(challenge: Challenge, phases: Sequence[str], detail: str) -> TestRun
     return TestRun("refused", tuple(results), detail)
 
 
-#: The challenge's ``testing: ini``, as copied into a run's hidden folder.
-INI = "pytest.ini"
-
-
 def _batches(phases: list[Phase]) -> list[list[Phase]]:
     """The pytest processes a run needs: phases with the same ``testing: args`` share one
     (pytest's options hold for a whole process), in phase order."""
@@ -106,6 +102,27 @@ def _batches(phases: list[Phase]) -> list[list[Phase]]:
 
 def _is_superseded(test_id: str, superseded: set[str]) -> bool:
     return any(covers(s, test_id) for s in superseded)
+
+
+def _copy(
+    files: Iterable[tuple[str, bytes]], target: Path, label: str, sealed: Mapping[str, str] | None
+) -> list[str]:
+    """Write ``files`` under ``target``; what differs from their seal, in words."""
+    target.mkdir(parents=True, exist_ok=True)
+    found: dict[str, str] = {}
+    for name, data in files:
+        found[name] = hashlib.sha256(data).hexdigest()
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_bytes(data)
+    if sealed is None:
+        return []
+    return [
+        f"hidden test file {label}/{name} "
+        + ("added" if name not in sealed else "removed" if name not in found else "changed")
+        + " since the session started"
+        for name in sorted(set(sealed) | set(found))
+        if sealed.get(name) != found.get(name)
+    ]
 
 
 class HiddenCopy:
@@ -123,22 +140,12 @@ class HiddenCopy:
         """Copy ``phase``'s tests; what differs from their seal, in words."""
         folder = f"{phase.id}_{secrets.token_hex(6)}"
         self.folders[folder] = phase.id
-        target = self.root / folder
-        target.mkdir(parents=True)
-        found: dict[str, str] = {}
-        for name, data in hidden_files(phase.tests):
-            found[name] = hashlib.sha256(data).hexdigest()
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            (target / name).write_bytes(data)
-        if sealed is None:
-            return []
-        return [
-            f"hidden test file {phase.id}/{name} "
-            + ("added" if name not in sealed else "removed" if name not in found else "changed")
-            + " since the session started"
-            for name in sorted(set(sealed) | set(found))
-            if sealed.get(name) != found.get(name)
-        ]
+        return _copy(hidden_files(phase.tests), self.root / folder, phase.id, sealed)
+
+    def add_support(self, files: Iterable[tuple[str, bytes]], sealed: Mapping[str, str] | None) -> list[str]:
+        """Copy the support folder and ini into the root, above every phase (its conftest.py
+        applies to all); what differs from their seal, in words."""
+        return _copy(files, self.root, SUPPORT, sealed)
 
     def folder_of(self, phase: str) -> str:
         """The copied folder of ``phase``."""
@@ -265,6 +272,11 @@ class PytestRunner:
             for phase in chosen
             for problem in hidden.add(phase, None if self.sealed is None else self.sealed.get(phase.id, {}))
         ]
+        if any(
+            phase.command is None for phase in chosen
+        ):  # beside the hidden tests: the challenge is out of sight
+            sealed = None if self.sealed is None else self.sealed.get(SUPPORT, {})
+            broken += hidden.add_support(support_files(self.challenge), sealed)
         superseded = superseded_by(self.challenge, phases)
         if broken:
             judgements = [Judgement("tampered", [], "; ".join(broken))]
@@ -307,14 +319,6 @@ class PytestRunner:
             if self._warm is None:  # the warm interpreter has a copy of its own
                 for source in (BOOTSTRAP, PROBE):
                     shutil.copyfile(source, folder / "harness" / source.name)
-            support = self.challenge.model.testing.support
-            if support is not None:  # in the hidden root: its conftest.py applies to every phase
-                for name, data in hidden_files(self.challenge.root / support):
-                    (hidden.root / name).parent.mkdir(parents=True, exist_ok=True)
-                    (hidden.root / name).write_bytes(data)
-            ini = self.challenge.model.testing.ini
-            if ini is not None:  # beside the hidden tests: the challenge folder is out of the run's sight
-                shutil.copyfile(self.challenge.root / ini, hidden.root / INI)
             for batch in batches:
                 folders = [hidden.folder_of(p.id) for p in batch]
                 planted.append((batch, plant_canaries(hidden.root, folders, deselect)))

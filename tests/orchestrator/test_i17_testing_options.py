@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from orchestrator.challenge.loader import ChallengeError, load_challenge
+from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner, TestRun
 from orchestrator.grading.venvs import grading_environment
 from orchestrator.session.workspace import Workspace
@@ -99,11 +100,17 @@ def challenge_with_options(tmp_path: Path) -> Path:
     return root
 
 
-def grade(tmp_path: Path, root: Path) -> TestRun:
-    """One real run of both phases on the starter."""
+def grade(tmp_path: Path, root: Path, *, changed: str = "") -> TestRun:
+    """One real run of both phases on the starter, its hidden files sealed first (and then the
+    challenge's file ``changed`` changed, when given)."""
     challenge = load_challenge(root)
     workspace = Workspace.create(challenge.workspace, tmp_path / "ws", tmp_path / "shadow.git")
-    runner = PytestRunner(challenge, workspace, tmp_path / "scratch", environment=grading_environment([]))
+    sealed = Seals.take(challenge, None).tests
+    if changed:
+        (root / changed).write_text((root / changed).read_text() + "\n# changed\n")
+    runner = PytestRunner(
+        challenge, workspace, tmp_path / "scratch", environment=grading_environment([]), sealed=sealed
+    )
 
     async def run() -> TestRun:
         return await runner.run(await workspace.snapshot(), ["phase1", "phase2"])
@@ -159,3 +166,13 @@ def test_a_missing_ini_is_a_load_error_naming_the_key(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "challenge.yaml:" in message
     assert "missing ini file tests/pytest.ini" in message
+
+
+@pytest.mark.parametrize("changed", ["tests/support/shared.py", "tests/pytest.ini"])
+def test_a_support_file_or_ini_changed_after_the_seal_is_tampering(tmp_path: Path, changed: str) -> None:
+    """The support folder and the ini are sealed like each phase's tests: a change after the
+    session started makes the run tampered, naming the file."""
+    result = grade(tmp_path, challenge_with_options(tmp_path), changed=changed)
+    assert result.status == "tampered"
+    name = Path(changed).name
+    assert f"hidden test file testing.support/{name} changed since the session started" in result.detail
