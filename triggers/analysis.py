@@ -86,17 +86,27 @@ def _terms(expr: Expr, positive: bool = True) -> list[list[Literal]] | None:
     return [[(expr, positive)]]
 
 
-def _complement(atom: Expr, positive: bool) -> tuple[Expr, bool]:
-    """The literal that cannot hold together with ``(atom, positive)``."""
+#: Verdict predicates that cannot both hold (both are false before any verdict).
+_OPPOSITE_VERDICT = {"tests_pass": "tests_not_pass", "tests_not_pass": "tests_pass"}
+
+
+def _complements(atom: Expr, positive: bool) -> list[Literal]:
+    """The literals that cannot hold together with ``(atom, positive)``."""
     if isinstance(atom, Compare):
-        return Compare(_NEGATED[atom.op], atom.left, atom.right), True
-    return atom, not positive
+        return [(Compare(_NEGATED[atom.op], atom.left, atom.right), True)]
+    out: list[Literal] = [(atom, not positive)]
+    if positive and isinstance(atom, Call) and atom.name in _OPPOSITE_VERDICT:
+        out.append((Call(_OPPOSITE_VERDICT[atom.name], atom.args), True))
+    return out
 
 
 def _clash(left: list[Literal], right: list[Literal]) -> Expr | None:
     """An atom of ``left`` whose complement is in ``right``, if any."""
     others = set(right)
-    return next((atom for atom, positive in left if _complement(atom, positive) in others), None)
+    return next(
+        (atom for atom, positive in left if any(c in others for c in _complements(atom, positive))),
+        None,
+    )
 
 
 def _time_bounds(literals: list[Literal]) -> tuple[float, bool, float, bool]:
@@ -174,7 +184,7 @@ def _needs(trigger: TriggerSpec) -> tuple[set[str], set[str]]:
         if not positive or not isinstance(atom, Call):
             continue
         argument = render(atom.args[0])
-        if atom.name in ("tests_pass", "phase_unlocked"):
+        if atom.name in ("tests_pass", "tests_not_pass", "phase_unlocked"):
             phases.add(argument)
         elif atom.name in ("fired", "delivered"):
             triggers.add(argument)

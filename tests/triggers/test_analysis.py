@@ -226,6 +226,22 @@ def test_races_and_dead_triggers_agree_with_the_truth_table(first: Any, second: 
     assert raced == any(_truth(first, r) and _truth(second, r) for r in rows)
 
 
+def test_not_pass_is_not_the_negation_of_pass() -> None:
+    """Before a verdict both are false, so their negations can hold together: that is a race,
+    while ``pass`` against ``not_pass`` is not."""
+    neither = findings(
+        t("a", "not phase1_tests_pass", "phase2"), t("b", "not phase1_tests_not_pass", "phase2")
+    )
+    assert [f.trigger for f in neither] == ["b"]
+    assert findings(t("a", "phase1_tests_pass", "phase2"), t("b", "phase1_tests_not_pass", "phase2")) == []
+
+
+def test_not_pass_of_a_locked_phase_never_fires() -> None:
+    """A phase that is never unlocked never gets a verdict, so its ``not_pass`` never holds."""
+    result = findings(t("a", "time_elapsed > 1m and phase3_tests_not_pass"))
+    assert result[0].message.startswith("can never fire: it needs phase3 unlocked")
+
+
 def test_disjunction_is_not_analysed() -> None:
     """A condition that is an ``or`` makes no provable requirement."""
     assert findings(t("a", "phase3_tests_pass or always", "phase2")) == []
