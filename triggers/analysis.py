@@ -1,8 +1,12 @@
 """Static analysis of a spec: triggers that can never fire, and races nobody decided.
 
-The analysis is conservative: it reports a problem only when it can show one. It reads the
-top-level conjunction of each condition (``a and b and not c``) as a list of literals; a
-condition that is a disjunction makes no requirement it could prove.
+The analysis reads a condition in disjunctive normal form: the alternatives (``or``) of
+conjunctions of literals (``a and not b``), with ``not`` pushed down to the atoms. A trigger can
+never fire when every alternative contradicts itself, and two unlockers are exclusive when every
+alternative of their conjunction does. A contradiction is a literal next to its complement, or
+``time_elapsed`` bounds that leave no moment. What it needs unlocked or fired first it reads only
+from a condition with one alternative. A condition whose normal form exceeds ``MAX_TERMS`` alternatives
+is not analysed (no finding), since nothing about it can be shown cheaply.
 """
 
 from __future__ import annotations
@@ -13,12 +17,17 @@ from itertools import combinations
 
 from triggers.durations import format_duration
 from triggers.spec import Spec, TriggerSpec
-from triggers.syntax import And, Call, Compare, Duration, Expr, Name, Not, Number, render
+from triggers.syntax import And, Call, Compare, Duration, Expr, Name, Not, Number, Or, render
 
 __all__ = ["Finding", "analyse"]
 
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+#: The most alternatives a condition's normal form may have to be analysed.
+MAX_TERMS = 256
+
+Literal = tuple[Expr, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,33 +56,60 @@ def analyse(spec: Spec) -> list[Finding]:
     return findings
 
 
-def _literals(expr: Expr) -> list[tuple[Expr, bool]]:
-    """The conjunction's literals as (atom, positive), with negated comparisons flipped."""
-    out: list[tuple[Expr, bool]] = []
-    for operand in expr.operands if isinstance(expr, And) else (expr,):
-        positive = True
-        while isinstance(operand, Not):
-            operand, positive = operand.operand, not positive
-        if isinstance(operand, Compare) and not positive:
-            operand, positive = Compare(_NEGATED[operand.op], operand.left, operand.right), True
-        out.append((operand, positive))
+def _conjunction(expr: Expr) -> list[Literal]:
+    """The literals ``expr`` needs when it has one alternative, else none."""
+    terms = _terms(expr)
+    return terms[0] if terms is not None and len(terms) == 1 else []
+
+
+def _terms(expr: Expr, positive: bool = True) -> list[list[Literal]] | None:
+    """The alternatives of ``expr`` (or its negation), each a conjunction of literals; None
+    when there would be more than :data:`MAX_TERMS`."""
+    while isinstance(expr, Not):
+        expr, positive = expr.operand, not positive
+    if isinstance(expr, And | Or):
+        parts = [_terms(operand, positive) for operand in expr.operands]
+        if isinstance(expr, And) == positive:  # a conjunction: every pick of one term per part
+            out: list[list[Literal]] | None = [[]]
+            for part in parts:
+                if out is None or part is None:
+                    return None
+                out = [left + right for left in out for right in part]
+                out = out if len(out) <= MAX_TERMS else None
+            return out
+        if any(part is None for part in parts):
+            return None
+        joined = [term for part in parts if part is not None for term in part]
+        return joined if len(joined) <= MAX_TERMS else None
+    if isinstance(expr, Compare) and not positive:
+        return [[(Compare(_NEGATED[expr.op], expr.left, expr.right), True)]]
+    return [[(expr, positive)]]
+
+
+#: Verdict predicates that cannot both hold (both are false before any verdict).
+_OPPOSITE_VERDICT = {"tests_pass": "tests_not_pass", "tests_not_pass": "tests_pass"}
+
+
+def _complements(atom: Expr, positive: bool) -> list[Literal]:
+    """The literals that cannot hold together with ``(atom, positive)``."""
+    if isinstance(atom, Compare):
+        return [(Compare(_NEGATED[atom.op], atom.left, atom.right), True)]
+    out: list[Literal] = [(atom, not positive)]
+    if positive and isinstance(atom, Call) and atom.name in _OPPOSITE_VERDICT:
+        out.append((Call(_OPPOSITE_VERDICT[atom.name], atom.args), True))
     return out
 
 
-def _complement(atom: Expr, positive: bool) -> tuple[Expr, bool]:
-    """The literal that cannot hold together with ``(atom, positive)``."""
-    if isinstance(atom, Compare):
-        return Compare(_NEGATED[atom.op], atom.left, atom.right), True
-    return atom, not positive
-
-
-def _clash(left: list[tuple[Expr, bool]], right: list[tuple[Expr, bool]]) -> Expr | None:
+def _clash(left: list[Literal], right: list[Literal]) -> Expr | None:
     """An atom of ``left`` whose complement is in ``right``, if any."""
     others = set(right)
-    return next((atom for atom, positive in left if _complement(atom, positive) in others), None)
+    return next(
+        (atom for atom, positive in left if any(c in others for c in _complements(atom, positive))),
+        None,
+    )
 
 
-def _time_bounds(literals: list[tuple[Expr, bool]]) -> tuple[float, bool, float, bool]:
+def _time_bounds(literals: list[Literal]) -> tuple[float, bool, float, bool]:
     """The interval of ``time_elapsed`` the literals allow: (low, low_open, high, high_open)."""
     low, low_open, high, high_open = 0.0, False, math.inf, True
     for atom, _ in literals:
@@ -92,11 +128,13 @@ def _time_bounds(literals: list[tuple[Expr, bool]]) -> tuple[float, bool, float,
     return low, low_open, high, high_open
 
 
-def _contradiction(trigger: TriggerSpec, time_limit: float | None) -> str:
-    literals = _literals(trigger.condition)
+def _impossible(literals: list[Literal], time_limit: float | None) -> str:
+    """Why the conjunction of ``literals`` can never hold, or ``""`` when it may."""
     clash = _clash(literals, literals)
     if clash is not None:
         return f"it needs both {render(clash)} and its opposite"
+    if (Name("always"), False) in literals:
+        return "it needs 'always' to be false"
     low, low_open, high, high_open = _time_bounds(literals)
     if low > high or (low == high and (low_open or high_open)):
         return "its time_elapsed bounds leave no moment when it could hold"
@@ -108,11 +146,28 @@ def _contradiction(trigger: TriggerSpec, time_limit: float | None) -> str:
     return ""
 
 
+def _never(condition: Expr, time_limit: float | None) -> str:
+    """Why ``condition`` can never hold, or ``""`` when that cannot be shown."""
+    terms = _terms(condition)
+    if not terms:
+        return ""
+    reasons = [_impossible(term, time_limit) for term in terms]
+    if not all(reasons):
+        return ""
+    if len(reasons) == 1:
+        return reasons[0]
+    return "none of its alternatives (or) can hold: " + "; ".join(dict.fromkeys(reasons))
+
+
+def _contradiction(trigger: TriggerSpec, time_limit: float | None) -> str:
+    return _never(trigger.condition, time_limit)
+
+
 def _needs(trigger: TriggerSpec) -> tuple[set[str], set[str]]:
     """Phases that must be unlocked and triggers that must have fired for it to hold."""
     phases: set[str] = set()
     triggers: set[str] = set()
-    for atom, positive in _literals(trigger.condition):
+    for atom, positive in _conjunction(trigger.condition):
         if isinstance(atom, Compare):
             # tests_passed(p) >= 1 and the like need p's tests to have run.
             count, bound, op = atom.left, atom.right, atom.op
@@ -129,7 +184,7 @@ def _needs(trigger: TriggerSpec) -> tuple[set[str], set[str]]:
         if not positive or not isinstance(atom, Call):
             continue
         argument = render(atom.args[0])
-        if atom.name in ("tests_pass", "phase_unlocked"):
+        if atom.name in ("tests_pass", "tests_not_pass", "phase_unlocked"):
             phases.add(argument)
         elif atom.name in ("fired", "delivered"):
             triggers.add(argument)
@@ -165,16 +220,9 @@ def _unreachable(spec: Spec, already: set[str]) -> list[Finding]:
     return findings
 
 
-def _exclusive(a: TriggerSpec, b: TriggerSpec) -> bool:
-    """True when the two conditions can never hold at the same moment."""
-    left, right = _literals(a.condition), _literals(b.condition)
-    if _clash(left, right) is not None:
-        return True
-    low_a, low_a_open, high_a, high_a_open = _time_bounds(left)
-    low_b, low_b_open, high_b, high_b_open = _time_bounds(right)
-    low, low_open = max((low_a, low_a_open), (low_b, low_b_open))
-    high, high_closed = min((high_a, not high_a_open), (high_b, not high_b_open))
-    return low > high or (low == high and (low_open or not high_closed))
+def _exclusive(a: TriggerSpec, b: TriggerSpec, time_limit: float | None) -> bool:
+    """True when the two conditions can be shown never to hold at the same moment."""
+    return bool(_never(And((a.condition, b.condition)), time_limit))
 
 
 def _races(spec: Spec) -> list[Finding]:
@@ -182,7 +230,7 @@ def _races(spec: Spec) -> list[Finding]:
     for a, b in combinations(spec.triggers, 2):
         if a.unlocks is None or a.unlocks != b.unlocks or a.priority != b.priority:
             continue
-        if _exclusive(a, b):
+        if _exclusive(a, b, spec.time_limit):
             continue
         findings.append(
             Finding(

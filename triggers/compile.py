@@ -212,9 +212,11 @@ def _predicate(expr: Call, globs: GlobTable, reads: _Reads) -> str:
         assert expr.name == "file_changed", expr
         return f"f.glob_changed[{reads.constant(index)}]"
     name = reads.constant(arg.name)
-    if expr.name == "tests_pass":
+    if expr.name in ("tests_pass", "tests_not_pass"):
         reads.add(f"tests:{arg.name}")
-        return f"f.passing.get({name}, False)"
+        # No verdict yet: neither holds.
+        expected = expr.name == "tests_pass"
+        return f"(f.passing.get({name}) is {expected})"
     if expr.name == "phase_unlocked":
         reads.add(f"phase:{arg.name}")
         return f"({name} in f.unlocked)"

@@ -330,7 +330,8 @@ class Engine:
         # A verdict is no anchor: whom its change may concern are its readers (see _watch).
         dirty: set[int] = set()
         self._answered = event.request
-        for result in event.phases:
+        # An invalid run (the grader could not run) says nothing about the work: no verdict.
+        for result in event.phases if event.status != "invalid" else ():
             phase = result.phase
             count_passed, count_failed = result.passed, result.failed
             if phase not in unlocked or (

@@ -38,7 +38,7 @@ class Facts:
         self.idle_anchor = 0.0
         self.commits = 0
         self.turns = 0
-        #: phase → latest run passed every test of it
+        #: phase → latest verdict passed every test of it (absent: no verdict yet)
         self.passing: dict[str, bool] = {}
         self.passed: dict[str, int] = {}
         self.failed: dict[str, int] = {}

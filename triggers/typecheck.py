@@ -55,8 +55,15 @@ PREDICATES: dict[str, Predicate] = {
             "tests_pass",
             "bool",
             ("phase",),
-            "the latest test run passed every test of the phase",
+            "the latest verdict passed every test of the phase (false before any verdict)",
             "tests_pass(phase1)",
+        ),
+        Predicate(
+            "tests_not_pass",
+            "bool",
+            ("phase",),
+            "the latest verdict failed a test of the phase (false before any verdict)",
+            "tests_not_pass(phase1)",
         ),
         Predicate(
             "tests_passed",
@@ -216,8 +223,8 @@ def _name(expr: Name, scope: Scope) -> tuple[Expr, Type]:
     sugar = _SUGAR.match(expr.name)
     if sugar is not None:
         phase = scope.find("phase", sugar.group("phase"), expr.col, repr(expr.name))
-        call = Call("tests_pass", (Name(phase, expr.col),), expr.col)
-        return (call if sugar.group("verdict").lower() == "pass" else Not(call, expr.col)), "bool"
+        name = "tests_pass" if sugar.group("verdict").lower() == "pass" else "tests_not_pass"
+        return Call(name, (Name(phase, expr.col),), expr.col), "bool"
     names = ", ".join(sorted(PREDICATES))
     phases = ", ".join(scope.phases) or "none declared"
     sugar_names = [f"{phase}_tests_{verdict}" for phase in scope.phases for verdict in ("pass", "not_pass")]

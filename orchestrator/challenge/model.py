@@ -111,6 +111,36 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+class PhaseTesting(_Strict):
+    """How one phase's hidden pytest tests run, on top of the challenge's ``testing:``."""
+
+    args: list[str] = Field(
+        default_factory=list, description="pytest arguments appended to the challenge's, for this phase."
+    )
+    timeout: Seconds | None = Field(
+        None, description="Per-test timeout of this phase's tests (overrides the challenge's)."
+    )
+
+
+class Testing(PhaseTesting):
+    """How every phase's hidden pytest tests run."""
+
+    support: str | None = Field(
+        None,
+        description=(
+            "A folder, relative to the challenge, copied beside every phase's hidden tests and put on "
+            "the test path: its conftest.py, helper modules and data apply to every phase."
+        ),
+    )
+    ini: str | None = Field(
+        None,
+        description="An ini file for pytest (its [pytest] section is honoured), relative to the challenge.",
+    )
+    timeout: Seconds | None = Field(
+        None, description="Per-test timeout: a test running longer fails, 'timed out after N s'."
+    )
+
+
 class PhaseModel(_Strict):
     """A phase: the hidden tests it adds to the suite, and how much it weighs."""
 
@@ -126,6 +156,7 @@ class PhaseModel(_Strict):
             "$CHANGEUP_JUNIT. $CHANGEUP_TESTS is the phase's hidden test folder."
         ),
     )
+    testing: PhaseTesting = Field(default_factory=PhaseTesting)
     weight: float = Field(1.0, ge=0, description="Share of the total score (normalised over phases).")
     supersedes: list[str] = Field(
         default_factory=list,
@@ -265,6 +296,7 @@ class ChallengeModel(_Strict):
     triggers: list[TriggerModel] = Field(default_factory=list)
     end: str | None = Field(None, description="End the session early when this condition holds.")
     limits: Limits = Field(default_factory=Limits)
+    testing: Testing = Field(default_factory=Testing)
     allowed_paths: list[str] = Field(
         default_factory=list,
         description="Globs the agent is expected to change; others are scope findings.",
@@ -313,6 +345,10 @@ class Phase:
     weight: float
     supersedes: tuple[str, ...]
     preserved: tuple[str, ...] = ()
+    #: pytest arguments for this phase's run: the challenge's, then the phase's own
+    args: tuple[str, ...] = ()
+    #: per-test timeout in seconds (None: only the test run's limit)
+    timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

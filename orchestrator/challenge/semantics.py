@@ -249,9 +249,11 @@ class Semantics:
 
     def _phases(self, ids: list[str]) -> list[Phase]:
         declared = {p.id: p for p in self.model.phases or []}
+        testing = self.model.testing
         phases = []
         for phase_id in ids:
             model = declared.get(phase_id)
+            own = model.testing if model else None
             tests = (model.tests if model and model.tests else None) or f"tests/{phase_id}"
             phases.append(
                 Phase(
@@ -262,8 +264,16 @@ class Semantics:
                     weight=model.weight if model else 1.0,
                     supersedes=tuple(model.supersedes) if model else (),
                     preserved=tuple(model.preserved) if model else (),
+                    args=(*testing.args, *(own.args if own else ())),
+                    timeout=own.timeout if own and own.timeout is not None else testing.timeout,
                 )
             )
+        if testing.support is not None and not (self.root / testing.support).is_dir():
+            missing = f"missing support folder {testing.support}/ (relative to the challenge folder)"
+            self.report(("testing", "support"), missing)
+        if testing.ini is not None and not (self.root / testing.ini).is_file():
+            missing = f"missing ini file {testing.ini} (relative to the challenge folder)"
+            self.report(("testing", "ini"), missing)
         return phases
 
     def _phase_path(self, phase_id: str, key: str) -> Path_:

@@ -2,10 +2,12 @@
 
 ``python -I -B bootstrap.py SETTINGS -- PYTEST-ARGS...``, where SETTINGS is a JSON object:
 ``workspace`` (the snapshot copy), ``hidden`` (the hidden tests' root), ``stream`` (the result
-stream) and, when it starts as root inside the sandbox, ``user`` ([uid, gid]) to drop to
-before anything else. Under bubblewrap, the warm interpreter (``zygote.py``) imports this
-module once, makes its :class:`Machinery`, and each run's freshly forked test process
-calls :func:`run`: the same steps, without importing pytest again.
+stream), ``timeouts`` (copied phase folder → per-test seconds, optional), ``path`` (the
+hidden folders importable before the workspace, optional) and, when it starts
+as root inside the sandbox, ``user`` ([uid, gid]) to drop to before anything else. Under
+bubblewrap, the warm interpreter (``zygote.py``) imports this module once, makes its
+:class:`Machinery`, and each run's freshly forked test process calls :func:`run`: the same
+steps, without importing pytest again.
 
 The agent's code runs in this process (the hidden tests import it), so everything here
 assumes it is hostile:
@@ -182,7 +184,13 @@ class Guard:
         self.config = config
 
     def pytest_collection(self, session: Any) -> None:
-        """The plugins registered before any test file (or the agent's code) was imported."""
+        """Say ``collecting``, with whether JUnit XML will be written, and keep the plugins
+        registered before any test file (or the agent's code) was imported."""
+        from _pytest.junitxml import xml_key
+
+        # Up to here only pytest and the challenge's own settings ran: a run that stops
+        # before this line, or that will write no JUnit XML, is the grader's failure.
+        self.write({"collecting": True, "junit": xml_key in self.config.stash})
         self.before_collection = list(self.config.pluginmanager.get_plugins())
 
     def pytest_collection_finish(self, session: Any) -> None:
@@ -302,8 +310,39 @@ class Machinery:
 
         for hook in (Guard.pytest_collection, Guard.pytest_runtest_call):  # ahead of every other plugin
             pytest.hookimpl(tryfirst=True)(hook)
+        pytest.hookimpl(wrapper=True)(Timer.pytest_runtest_call)
         self.pytest = pytest
         self.before = fingerprint()
+
+
+class Timer:
+    """The per-test timeout (``testing: timeout``): a test of a timed phase folder that runs
+    longer fails, "timed out after N s". pytest-timeout's signal method, in a few lines; the
+    test run's own limit stays the backstop for code that blocks the signal."""
+
+    def __init__(self, pytest: Any, limits: dict[str, float]) -> None:
+        self.pytest = pytest
+        self.limits = limits  # copied phase folder → seconds
+
+    def pytest_runtest_call(self, item: Any) -> Any:
+        """Run the test under an alarm of its phase's limit (a wrapper, made so in Machinery)."""
+        import signal
+
+        limit = self.limits.get(item.nodeid.split("/", 1)[0])
+        if not limit:
+            return (yield)
+        fail = self.pytest.fail
+
+        def expired(signum: int, frame: Any) -> None:
+            fail(f"timed out after {limit:g}s", pytrace=False)
+
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            return (yield)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
 
 def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
@@ -320,8 +359,12 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     if settings.get("effects"):  # the challenge prohibits effects: note each attempt (probe.py)
         _probe(settings["effects"])
     _source_only(settings["workspace"])
+    # The hidden tests' own helpers (the support folder, modules beside the tests) come
+    # before the workspace: a module of the agent's cannot stand in for one of them.
+    sys.path.extend(settings.get("path") or [])
     sys.path.append(settings["workspace"])  # after the standard library and site-packages
-    code = int(machinery.pytest.main(args, plugins=[guard]))
+    timer = Timer(machinery.pytest, settings.get("timeouts") or {})
+    code = int(machinery.pytest.main(args, plugins=[guard, timer]))
     for problem in finish(compare(before)):
         write({"tampering": problem})
     write({"exit": code})

@@ -55,8 +55,9 @@ class Effect:
     test: str = ""
 
 
-def probe_settings(prohibited: Sequence[str], places: Places) -> dict[str, Any]:
-    """The bootstrap's ``effects`` setting for a run in ``places`` (nothing when none is prohibited)."""
+def probe_settings(prohibited: Sequence[str], places: Places, junit: str = "junit.xml") -> dict[str, Any]:
+    """The bootstrap's ``effects`` setting for a run in ``places`` that writes its JUnit XML to
+    ``junit`` (nothing when none is prohibited)."""
     if not prohibited:
         return {}
     return {
@@ -68,7 +69,7 @@ def probe_settings(prohibited: Sequence[str], places: Places) -> dict[str, Any]:
             "allowed": [str(places.ws), "/tmp", "/dev"],
             # TMPDIR is the output folder (also HOME): only what tempfile and pytest name tmp… in it
             "temporary": str(places.out),
-            "own": [str(places.out / "junit.xml")],  # the harness's own writes
+            "own": [str(places.out / junit)],  # the harness's own writes
         }
     }
 

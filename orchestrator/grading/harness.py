@@ -16,6 +16,10 @@ are caught:
 - Canaries drawn like the hidden tests (``canaries.py``) join every run.
 - Every result is streamed by the bootstrap as it happens; the JUnit XML must agree.
 
+A run that stops before collection begins (a usage error, a challenge conftest or ini that
+breaks pytest's start, pytest exits 3 or 4 there) or that is set to write no JUnit XML is
+*invalid*: only the grader's side had run, so it is never the agent's zero.
+
 Judging is fail-closed (``policy.py``): a run counts only if it started (``ready``), ended
 (``exit``) with pass or fail, its stream, exit code and JUnit agree, both canaries behaved,
 and the bootstrap saw nothing tampered with.
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,35 +62,61 @@ _EXIT_MEANING = {
 
 
 def bootstrap_settings(
-    *, workspace: Path, hidden: Path, out: Path, user: tuple[int, int] | None
+    *,
+    workspace: Path,
+    hidden: Path,
+    out: Path,
+    user: tuple[int, int] | None,
+    name: str = "",
+    timeouts: Mapping[str, float] | None = None,
+    path: Sequence[Path] = (),
 ) -> dict[str, Any]:
-    """What the bootstrap is told: where the snapshot copy, the hidden tests and its stream are."""
+    """What the bootstrap is told: where the snapshot copy, the hidden tests and its stream
+    (``stream<name>.jsonl``) are, the per-test timeout of each copied phase folder, and the
+    hidden folders to import helpers from (``path``)."""
     return {
+        "path": [str(folder) for folder in path],
         "workspace": str(workspace),
         "hidden": str(hidden),
-        "stream": str(out / "stream.jsonl"),
+        "stream": str(out / f"stream{name}.jsonl"),
         "user": list(user) if user else None,
+        "timeouts": dict(timeouts or {}),
     }
 
 
-def pytest_args(*, hidden: Path, out: Path, tests: Sequence[str], deselect: Sequence[str]) -> list[str]:
-    """The hardened pytest command line; ``tests`` and ``deselect`` relative to ``hidden``."""
+def pytest_args(
+    *,
+    hidden: Path,
+    out: Path,
+    tests: Sequence[str],
+    deselect: Sequence[str],
+    ini: Path | None = None,
+    extra: Sequence[str] = (),
+    name: str = "",
+) -> list[str]:
+    """The hardened pytest command line; ``tests`` and ``deselect`` relative to ``hidden``.
+
+    ``ini`` (the challenge's, copied into ``hidden``) replaces the empty configuration and
+    ``extra`` (the phases' ``testing: args``) come after changeup's own options, before the
+    test paths; the run's JUnit XML is ``junit<name>.xml``.
+    """
     return [
         "-q",
         "--tb=short",
         "-p",
         "no:cacheprovider",
         "-c",
-        os.devnull,
+        str(ini) if ini is not None else os.devnull,
         f"--rootdir={hidden}",
-        f"--basetemp={out / 'tmp'}",  # tmp_path stays inside the run's own folder
+        f"--basetemp={out / f'tmp{name}'}",  # tmp_path stays inside the run's own folder
         "--import-mode=importlib",
         # A module that will not import fails its own tests, not the run: pytest goes on.
         "--continue-on-collection-errors",
         "-o",
         "junit_family=xunit1",
-        f"--junitxml={out / 'junit.xml'}",
+        f"--junitxml={out / f'junit{name}.xml'}",
         *(f"--deselect={test}" for test in sorted(deselect)),
+        *extra,
         *(str(hidden / test) for test in tests),
     ]
 
@@ -105,6 +135,10 @@ class Stream:
     collect_errors: set[str] = field(default_factory=set)
     tampering: list[str] = field(default_factory=list)
     exit: int | None = None
+    #: whether collection began (the agent's code can run only from then on)
+    collecting: bool = False
+    #: whether pytest was set to write JUnit XML when collection began
+    junit: bool = False
 
 
 def read_stream(path: Path) -> Stream:
@@ -122,6 +156,9 @@ def read_stream(path: Path) -> Stream:
             stream.tampering.append("the result stream holds a line that is not an object")
         elif "ready" in item:
             stream.ready = True
+        elif "collecting" in item:
+            stream.collecting = True
+            stream.junit = item.get("junit") is True
         elif "exit" in item:
             stream.exit = item["exit"] if isinstance(item["exit"], int) else -1
         elif "tampering" in item:
@@ -151,6 +188,13 @@ def judge(finished: Finished, stream: Stream, junit: Path, canaries: Canaries, l
     if not stream.ready:
         why = f"the grader could not start (exit {code}): {last_lines(finished.output)}"
         return Judgement("invalid", [], why)
+    if not stream.collecting:  # stopped before any test file was imported: the agent's code never ran
+        why = f"pytest stopped before collecting the hidden tests (exit {code})"
+        why = f"{why}: {last_lines(finished.output)}"
+        return Judgement("invalid", [], why)
+    if not stream.junit:
+        why = "pytest was set not to write JUnit XML (by the challenge's conftest, ini or options)"
+        return Judgement("invalid", [], why)
     if stream.exit is None:
         why = f"the test process ended (exit {code}) without finishing its results"
         return Judgement("tampered", [], f"{why}: {last_lines(finished.output, 4)}")
@@ -158,8 +202,6 @@ def judge(finished: Finished, stream: Stream, junit: Path, canaries: Canaries, l
         return Judgement("tampered", [], f"pytest reported exit {stream.exit} but the process exited {code}")
     if stream.tampering:
         return Judgement("tampered", [], "; ".join(dict.fromkeys(stream.tampering)))
-    if code == 4:  # before any test file was imported: the command line or the challenge's conftest
-        return Judgement("invalid", [], f"pytest refused its command line: {last_lines(finished.output)}")
     if code not in (0, 1):
         meaning = _EXIT_MEANING.get(code, "abnormal end") if code is not None else "killed"
         return Judgement("tampered", [], f"pytest exited {code} ({meaning}), neither pass nor fail")

@@ -10,7 +10,8 @@ A hidden test run ends in one of these statuses:
 ``tampered`` the run showed signs of forgery, or ended abnormally after the agent's code
              could have run (a crash and a forgery look the same from outside, so the
              grader assumes the worst), or a seal broke.
-``invalid``  the grader could not run at all (no interpreter, no pytest, no sandbox):
+``invalid``  the grader could not run at all (no interpreter, no pytest, no sandbox, or
+             pytest stopped before collecting: the challenge's conftest, ini or options):
              an environment failure, never the agent's; a final grading that is invalid
              makes the run invalid.
 ``refused``  the snapshot broke the workspace limits and was not tested.

@@ -1,6 +1,7 @@
 """Seals: what grades the agent is fixed when the session starts, and checked at every grading.
 
-When a session starts, the sha256 of every hidden test file of every phase is taken (and
+When a session starts, the sha256 of every hidden test file of every phase (and of the
+support folder and ini of ``testing:``, as ``testing.support``) is taken (and
 logged as ``phase.sealed``), beside the challenge's digest and the grading environment,
 whose own seal was taken when it was built (``venvs.py``). Every test run copies
 the hidden tests through :func:`hidden_files` and compares each file with its seal
@@ -19,7 +20,7 @@ from pathlib import Path
 from orchestrator.challenge.model import Challenge, challenge_digest
 from orchestrator.grading.venvs import check_seal
 
-__all__ = ["Seals", "hidden_files"]
+__all__ = ["INI", "SUPPORT", "Seals", "hidden_files", "support_files"]
 
 
 def hidden_files(folder: Path) -> Iterator[tuple[str, bytes]]:
@@ -33,11 +34,30 @@ def hidden_files(folder: Path) -> Iterator[tuple[str, bytes]]:
         yield relative.as_posix(), path.read_bytes()
 
 
+#: The seal's name for the files of ``testing: support`` and ``testing: ini`` (a dot: never a phase id).
+SUPPORT = "testing.support"
+
+
+def support_files(challenge: Challenge) -> Iterator[tuple[str, bytes]]:
+    """The files every phase's hidden run gets: the support folder's, and the ini (as ``pytest.ini``)."""
+    testing = challenge.model.testing
+    if testing.support is not None:
+        yield from hidden_files(challenge.root / testing.support)
+    if testing.ini is not None and (challenge.root / testing.ini).is_file():
+        yield INI, (challenge.root / testing.ini).read_bytes()
+
+
+#: The challenge's ``testing: ini``, as copied into the root of a run's hidden folder.
+INI = "pytest.ini"
+
+
 def _tests(challenge: Challenge) -> dict[str, dict[str, str]]:
-    return {
+    sealed = {
         phase.id: {name: hashlib.sha256(data).hexdigest() for name, data in hidden_files(phase.tests)}
         for phase in challenge.phases
     }
+    support = {name: hashlib.sha256(data).hexdigest() for name, data in support_files(challenge)}
+    return {**sealed, SUPPORT: support} if support else sealed
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from orchestrator.grading.policy import Status, counts, void
 from orchestrator.grading.processes import run_process_group
 from orchestrator.grading.runtime import Runtime, runtime_for
 from orchestrator.grading.sandbox import Places, Sandbox, detect_sandbox
-from orchestrator.grading.seal import hidden_files
+from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
 from orchestrator.grading.testids import covers, list_tests
 from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
 from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
@@ -91,8 +91,38 @@ def refused(challenge: Challenge, phases: Sequence[str], detail: str) -> TestRun
     return TestRun("refused", tuple(results), detail)
 
 
+def _batches(phases: list[Phase]) -> list[list[Phase]]:
+    """The pytest processes a run needs: phases with the same ``testing: args`` share one
+    (pytest's options hold for a whole process), in phase order."""
+    batches: dict[tuple[str, ...], list[Phase]] = {}
+    for phase in phases:
+        batches.setdefault(phase.args, []).append(phase)
+    return list(batches.values())
+
+
 def _is_superseded(test_id: str, superseded: set[str]) -> bool:
     return any(covers(s, test_id) for s in superseded)
+
+
+def _copy(
+    files: Iterable[tuple[str, bytes]], target: Path, label: str, sealed: Mapping[str, str] | None
+) -> list[str]:
+    """Write ``files`` under ``target``; what differs from their seal, in words."""
+    target.mkdir(parents=True, exist_ok=True)
+    found: dict[str, str] = {}
+    for name, data in files:
+        found[name] = hashlib.sha256(data).hexdigest()
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_bytes(data)
+    if sealed is None:
+        return []
+    return [
+        f"hidden test file {label}/{name} "
+        + ("added" if name not in sealed else "removed" if name not in found else "changed")
+        + " since the session started"
+        for name in sorted(set(sealed) | set(found))
+        if sealed.get(name) != found.get(name)
+    ]
 
 
 class HiddenCopy:
@@ -110,22 +140,12 @@ class HiddenCopy:
         """Copy ``phase``'s tests; what differs from their seal, in words."""
         folder = f"{phase.id}_{secrets.token_hex(6)}"
         self.folders[folder] = phase.id
-        target = self.root / folder
-        target.mkdir(parents=True)
-        found: dict[str, str] = {}
-        for name, data in hidden_files(phase.tests):
-            found[name] = hashlib.sha256(data).hexdigest()
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            (target / name).write_bytes(data)
-        if sealed is None:
-            return []
-        return [
-            f"hidden test file {phase.id}/{name} "
-            + ("added" if name not in sealed else "removed" if name not in found else "changed")
-            + " since the session started"
-            for name in sorted(set(sealed) | set(found))
-            if sealed.get(name) != found.get(name)
-        ]
+        return _copy(hidden_files(phase.tests), self.root / folder, phase.id, sealed)
+
+    def add_support(self, files: Iterable[tuple[str, bytes]], sealed: Mapping[str, str] | None) -> list[str]:
+        """Copy the support folder and ini into the root, above every phase (its conftest.py
+        applies to all); what differs from their seal, in words."""
+        return _copy(files, self.root, SUPPORT, sealed)
 
     def folder_of(self, phase: str) -> str:
         """The copied folder of ``phase``."""
@@ -252,6 +272,11 @@ class PytestRunner:
             for phase in chosen
             for problem in hidden.add(phase, None if self.sealed is None else self.sealed.get(phase.id, {}))
         ]
+        if any(
+            phase.command is None for phase in chosen
+        ):  # beside the hidden tests: the challenge is out of sight
+            sealed = None if self.sealed is None else self.sealed.get(SUPPORT, {})
+            broken += hidden.add_support(support_files(self.challenge), sealed)
         superseded = superseded_by(self.challenge, phases)
         if broken:
             judgements = [Judgement("tampered", [], "; ".join(broken))]
@@ -287,15 +312,16 @@ class PytestRunner:
         self, folder: Path, tree: str, hidden: HiddenCopy, chosen: list[Phase], superseded: set[str]
     ) -> list[Judgement]:
         """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
-        pytest_phases = [p for p in chosen if p.command is None]
-        canaries = None
         deselect = sorted(hidden.to_run(test) for test in superseded)
-        if pytest_phases:
+        planted: list[tuple[list[Phase], Canaries]] = []
+        batches = _batches([p for p in chosen if p.command is None])
+        if batches:
             if self._warm is None:  # the warm interpreter has a copy of its own
                 for source in (BOOTSTRAP, PROBE):
                     shutil.copyfile(source, folder / "harness" / source.name)
-            folders = [hidden.folder_of(p.id) for p in pytest_phases]
-            canaries = plant_canaries(hidden.root, folders, deselect)
+            for batch in batches:
+                folders = [hidden.folder_of(p.id) for p in batch]
+                planted.append((batch, plant_canaries(hidden.root, folders, deselect)))
         # The folder goes to the tests' user before the snapshot's copy is in it: the copy
         # comes already theirs, like the output folder, and only its changes are handed over.
         self.sandbox.hand_over(folder, writable=[folder / "out"])
@@ -304,8 +330,9 @@ class PytestRunner:
         await self.exports.take(tree, ws, (out.st_uid, out.st_gid))
         judgements: list[Judgement] = []
         try:
-            if canaries is not None:
-                judgements.append(await self._pytest(folder, hidden, pytest_phases, deselect, canaries))
+            for number, (batch, canaries) in enumerate(planted, 1):
+                name = "" if number == 1 else f"-{number}"
+                judgements.append(await self._pytest(folder, hidden, batch, deselect, canaries, name))
             for phase in (p for p in chosen if p.command is not None):
                 judgements.append(await self._command(folder, hidden, phase))
         finally:
@@ -323,14 +350,32 @@ class PytestRunner:
         phases: list[Phase],
         deselect: list[str],
         canaries: Canaries,
+        name: str,
     ) -> Judgement:
+        """One pytest process over ``phases`` (which share their arguments); its files are ``*<name>``."""
         folders = [hidden.folder_of(p.id) for p in phases]
         places = self.sandbox.places(folder, self.environment)
+        timeouts = {hidden.folder_of(p.id): p.timeout for p in phases if p.timeout}
         settings = bootstrap_settings(
-            workspace=places.ws, hidden=places.hidden, out=places.out, user=places.user
+            workspace=places.ws,
+            hidden=places.hidden,
+            out=places.out,
+            user=places.user,
+            name=name,
+            timeouts=timeouts,
+            path=[places.hidden, *(places.hidden / f for f in folders)],
         )
-        settings.update(probe_settings(self.challenge.model.prohibited_effects, places))
-        args = pytest_args(hidden=places.hidden, out=places.out, tests=folders, deselect=deselect)
+        settings.update(probe_settings(self.challenge.model.prohibited_effects, places, f"junit{name}.xml"))
+        ini = places.hidden / INI if self.challenge.model.testing.ini is not None else None
+        args = pytest_args(
+            hidden=places.hidden,
+            out=places.out,
+            tests=folders,
+            deselect=deselect,
+            ini=ini,
+            extra=phases[0].args,
+            name=name,
+        )
         if self._warm is not None:
             nproc = self.sandbox.limits.nproc(self.sandbox.test_uid())
             try:
@@ -351,7 +396,8 @@ class PytestRunner:
                 timeout=self.timeout,
             )
         out = folder / "out"
-        return judge(finished, read_stream(out / "stream.jsonl"), out / "junit.xml", canaries, self.timeout)
+        stream = read_stream(out / f"stream{name}.jsonl")
+        return judge(finished, stream, out / f"junit{name}.xml", canaries, self.timeout)
 
     async def _command(self, folder: Path, hidden: HiddenCopy, phase: Phase) -> Judgement:
         places = self.sandbox.places(folder, self.environment)

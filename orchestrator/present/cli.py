@@ -381,7 +381,7 @@ def run_command(
         live.stop()
         if folders:
             write_reports(challenge, folders[0])
-            console.print(f"interrupted; what happened so far is in {folders[0].path}")
+            console.print(escape(f"interrupted; what happened so far is in {folders[0].path}"))
         sys.exit(Exit.INTERRUPTED)
     finally:
         live.stop()
@@ -451,6 +451,24 @@ def _stdout() -> Console:
     return console
 
 
+def calibration_table(checks: list[Check]) -> Table:
+    """The calibration checks as a table; every cell is escaped, so a test id such as
+    ``test_round[c000-p0-round_only]`` is shown as written, not read as rich markup."""
+    table = Table(title="calibration", title_justify="left")
+    for column in ("challenge", "run", "expected", "got", "ok"):
+        table.add_column(column, overflow="fold")
+    for check in checks:
+        table.add_row(
+            escape(check.challenge),
+            escape(check.run),
+            escape(check.expected),
+            escape(check.got),
+            "✓" if check.ok else "✗",
+            style=None if check.ok else "red",
+        )
+    return table
+
+
 @cli.command("calibrate")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--trials", default=3, show_default=True, help="Extra reference runs, to catch flaky tests.")
@@ -497,21 +515,9 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     checks = anyio.run(
         lambda: calibrate(challenges, out, trials=trials, jobs=jobs, judge=judge, on_check=progress)
     )
-    table = Table(title="calibration", title_justify="left")
-    for column in ("challenge", "run", "expected", "got", "ok"):
-        table.add_column(column, overflow="fold")
-    for check in checks:
-        table.add_row(
-            check.challenge,
-            check.run,
-            check.expected,
-            check.got,
-            "✓" if check.ok else "✗",
-            style=None if check.ok else "red",
-        )
-    console.print(table)
+    console.print(calibration_table(checks))
     misses = [c for c in checks if not c.ok]
-    console.print(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}")
+    console.print(escape(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}"))
     sys.exit(Exit.FAILED if misses else Exit.OK)
 
 
@@ -639,15 +645,19 @@ def replay_command(
                 rescored = anyio.run(lambda: rescore_run(challenge, folder, contents, judge, progress))
         except (EnvironmentFailure, RescoreError) as error:
             raise click.ClickException(str(error)) from None
-        console.print(f"re-tested {rescored.runs} snapshot(s) with {challenge.root}")
+        console.print(escape(f"re-tested {rescored.runs} snapshot(s) with {challenge.root}"))
         for change in rescored.changes or ["no verdict changed"]:
-            console.print(f"  {change}")
-        console.print(f"report: {folder.path / 'report-rescored.md'}")
+            console.print(escape(f"  {change}"))
+        console.print(escape(f"report: {folder.path / 'report-rescored.md'}"))
         return
     if speed is not None:
         if speed <= 0:
             raise click.BadParameter("must be above 0", param_hint="--speed")
-        play(contents.entries, speed, lambda style, text: console.print(text, style=style), time.sleep)
+
+        def show(style: str, text: str) -> None:
+            console.print(escape(text), style=style)
+
+        play(contents.entries, speed, show, time.sleep)
         return
     try:
         result = replay_records(challenge.spec, log, torn=lambda: log.torn)
@@ -664,13 +674,13 @@ def replay_command(
         )
         return
     divergence = result.divergence
-    console.print(f"[red]diverges[/] at seq {divergence.seq}: {divergence.reason}")
+    console.print(f"[red]diverges[/] at seq {divergence.seq}: {escape(divergence.reason)}")
     console.print("recorded:")
     for record in divergence.expected or [{"kind": "(no decision)"}]:
-        console.print(f"  {json.dumps(record)}")
+        console.print(escape(f"  {json.dumps(record)}"))
     console.print("the engine now decides:")
     for record in divergence.got or [{"kind": "(no decision)"}]:
-        console.print(f"  {json.dumps(record)}")
+        console.print(escape(f"  {json.dumps(record)}"))
     console.print("around it:")
     try:  # read again, as far as the window's end: memory stays bounded, however long the log
         for raw in log:
@@ -681,7 +691,7 @@ def replay_command(
                 shown = describe(entry.record, verbose=True)
                 mark = "→" if entry.seq == divergence.seq else " "
                 text = shown[1] if shown else entry.record.kind
-                console.print(f" {mark} seq {entry.seq:>5}  {clock(entry.t)}  {text}")
+                console.print(escape(f" {mark} seq {entry.seq:>5}  {clock(entry.t)}  {text}"))
     except EventLogError as error:
         raise click.ClickException(str(error)) from None
     sys.exit(1)

@@ -4,6 +4,7 @@ and each agent's pass rate so far (the runs' own full successes, before review).
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -49,5 +50,5 @@ class MatrixProgress:
         for name in self.agents:
             counts = tally.agents.get(name)
             said = f"{counts.successes}/{counts.valid} valid" if counts and counts.valid else "—"
-            table.add_row(name, said)
+            table.add_row(escape(name), said)
         return Group(Text.assemble(("● ", "cyan"), progress_line(tally)), table)

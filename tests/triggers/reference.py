@@ -179,7 +179,7 @@ class Reference:
             actions.append(self.run_tests("files changed"))
         elif isinstance(event, TestsResult):
             self.answered = max(self.answered, event.request)
-            for result in event.phases:
+            for result in event.phases if event.status != "invalid" else ():
                 if result.phase in facts.unlocked:
                     facts.passing[result.phase] = result.all_pass
                     facts.passed[result.phase] = result.passed
@@ -366,8 +366,9 @@ def holds(expr: Expr, facts: Facts, files: set[str], touched: set[str]) -> bool:
     if isinstance(arg, String):
         paths = {"file_exists": files, "file_changed": touched}[expr.name]
         return any(glob_matches(arg.value, path) for path in paths)
-    if expr.name == "tests_pass":
-        return facts.passing.get(arg.name, False)
+    if expr.name in ("tests_pass", "tests_not_pass"):
+        verdict = facts.passing.get(arg.name)
+        return verdict is not None and verdict == (expr.name == "tests_pass")
     if expr.name == "phase_unlocked":
         return arg.name in facts.unlocked
     if expr.name == "fired":

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from itertools import product
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from triggers import Finding, RecordError, SpecError, analyse, build_spec, decode
 
@@ -134,6 +137,109 @@ def test_race_between_unlockers() -> None:
 def test_decided_races(first: str, second: str, extra: dict[str, Any]) -> None:
     """Priority or exclusive conditions decide which unlocker wins."""
     assert findings(t("a", first, "phase2"), t("b", second, "phase2", **extra)) == []
+
+
+def test_exclusive_through_a_disjunction_is_no_race() -> None:
+    """``A and B`` against ``C and (not A or not B)`` can never hold together (it was reported as
+    a race: only the top-level conjunction was read)."""
+    a, b = "phase1_tests_pass", "first_commit"
+    assert (
+        findings(
+            t("both", f"{a} and {b}", "phase2"),
+            t("late", f"time_elapsed > 30min and (not {a} or not {b})", "phase2"),
+        )
+        == []
+    )
+
+
+def test_a_race_inside_a_disjunction_is_still_found() -> None:
+    """One alternative that can hold with the other trigger is enough for a race."""
+    result = findings(
+        t("both", "phase1_tests_pass and first_commit", "phase2"),
+        t("late", "not phase1_tests_pass or first_commit", "phase2"),
+    )
+    assert [(f.trigger, f.field) for f in result] == [("late", "unlocks")]
+
+
+def test_a_disjunction_of_contradictions_never_fires() -> None:
+    """Every alternative impossible: the trigger is dead, and each reason is named."""
+    result = findings(
+        t("a", "(first_commit and not first_commit) or (time_elapsed < 1m and time_elapsed > 2m)")
+    )
+    assert [f.trigger for f in result] == ["a"]
+    assert result[0].message.startswith("can never fire: none of its alternatives (or) can hold")
+    assert "first_commit and its opposite" in result[0].message
+
+
+#: Independent atoms that need nothing first, so a truth table decides every condition over them.
+_BOOLEAN_ATOMS = ["first_commit", 'file_exists("a")', 'file_changed("b")', "always"]
+
+
+def _truth(tree: Any, row: dict[str, bool]) -> bool:
+    kind = tree[0]
+    if kind == "atom":
+        return row[tree[1]]
+    if kind == "not":
+        return not _truth(tree[1], row)
+    values = [_truth(operand, row) for operand in tree[1]]
+    return all(values) if kind == "and" else any(values)
+
+
+def _text(tree: Any) -> str:
+    kind = tree[0]
+    if kind == "atom":
+        return str(tree[1])
+    if kind == "not":
+        return f"not ({_text(tree[1])})"
+    return "(" + f" {kind} ".join(_text(operand) for operand in tree[1]) + ")"
+
+
+_TREES = st.recursive(
+    st.tuples(st.just("atom"), st.sampled_from(_BOOLEAN_ATOMS)),
+    lambda inner: st.one_of(
+        st.tuples(st.just("not"), inner),
+        st.tuples(st.sampled_from(["and", "or"]), st.lists(inner, min_size=2, max_size=3)),
+    ),
+    max_leaves=8,
+)
+
+
+def _rows() -> list[dict[str, bool]]:
+    free = _BOOLEAN_ATOMS[:-1]
+    return [
+        {**dict(zip(free, values, strict=True)), "always": True}
+        for values in product([False, True], repeat=3)
+    ]
+
+
+@given(_TREES, _TREES)
+def test_races_and_dead_triggers_agree_with_the_truth_table(first: Any, second: Any) -> None:
+    """Over independent atoms the analysis is exact: a trigger is dead exactly when no row makes
+    it true, and two unlockers race exactly when some row makes both true."""
+    result = findings(t("a", _text(first), "phase2"), t("b", _text(second), "phase2"))
+    dead = {f.trigger for f in result if f.message.startswith("can never fire")}
+    raced = any("races" in f.message for f in result)
+    rows = _rows()
+    assert dead == {
+        name for name, tree in (("a", first), ("b", second)) if not any(_truth(tree, r) for r in rows)
+    }
+    assert raced == any(_truth(first, r) and _truth(second, r) for r in rows)
+
+
+def test_not_pass_is_not_the_negation_of_pass() -> None:
+    """Before a verdict both are false, so their negations can hold together: that is a race,
+    while ``pass`` against ``not_pass`` is not."""
+    neither = findings(
+        t("a", "not phase1_tests_pass", "phase2"), t("b", "not phase1_tests_not_pass", "phase2")
+    )
+    assert [f.trigger for f in neither] == ["b"]
+    assert findings(t("a", "phase1_tests_pass", "phase2"), t("b", "phase1_tests_not_pass", "phase2")) == []
+
+
+def test_not_pass_of_a_locked_phase_never_fires() -> None:
+    """A phase that is never unlocked never gets a verdict, so its ``not_pass`` never holds."""
+    result = findings(t("a", "time_elapsed > 1m and phase3_tests_not_pass"))
+    assert result[0].message.startswith("can never fire: it needs phase3 unlocked")
 
 
 def test_disjunction_is_not_analysed() -> None:

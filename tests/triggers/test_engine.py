@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -117,6 +117,7 @@ def test_pivot_never_fires_after_deadline() -> None:
     """The deadline moving on first rules the pivot out."""
     e = engine(PIVOT, DEADLINE)
     e.step(SessionStarted(0.0))
+    e.step(result(1.0, phase1=(0, 3)))
     assert fired(e.step(ClockTick(1801.0))) == ["deadline"]
     assert fired(e.step(result(1900.0, request=2, phase1=(3, 0)))) == []
     assert e.trigger_state("pivot") == "done"
@@ -210,9 +211,9 @@ def test_once_is_default() -> None:
 def test_repeating_trigger_fires_on_each_new_edge() -> None:
     """``once: false`` re-fires each time its condition becomes true anew, not while it stays so."""
     e = engine({"id": "red", "condition": "phase1_tests_not_pass", "message": "Red.", "once": False})
-    starts = e.step(SessionStarted(0.0))
-    assert fired(starts) == ["red"]
-    assert fired(e.step(result(1.0, phase1=(0, 1)))) == []
+    assert fired(e.step(SessionStarted(0.0))) == []  # no verdict yet: not "not passing"
+    assert fired(e.step(result(1.0, phase1=(0, 1)))) == ["red"]
+    assert fired(e.step(result(1.5, phase1=(0, 2)))) == []
     assert e.trigger_state("red") == "fired"
     assert fired(e.step(result(2.0, request=2, phase1=(1, 0)))) == []
     assert e.trigger_state("red") == "inactive"
@@ -384,11 +385,8 @@ def test_turn_end_that_fires_a_trigger_keeps_the_session_going() -> None:
 def test_pending_trigger_keeps_an_idle_session_alive() -> None:
     """An idle agent's session waits for a pending trigger, then ends when it clears."""
     e = engine({"id": "hold", "condition": "phase1_tests_not_pass", "hold": 60.0, "message": "m"})
-    assert kinds(e.step(SessionStarted(0.0))) == [
-        "phase.unlocked",
-        "tests.requested",
-        "trigger.pending",
-    ]
+    assert kinds(e.step(SessionStarted(0.0))) == ["phase.unlocked", "tests.requested"]
+    assert kinds(e.step(result(0.5, phase1=(0, 1)))) == ["trigger.pending"]
     e.step(AgentTurnEnded(1.0))
     assert e.step(result(2.0, request=2, phase1=(1, 0))) == (
         TriggerCleared("hold"),
@@ -468,3 +466,38 @@ def test_agent_restart_after_exit() -> None:
     e.step(AgentStarted(1.5))
     e.step(MessageDelivered(1.6, "x"))
     assert e.step(result(2.0, request=2, phase1=(0, 1))) == ()
+
+
+def test_no_verdict_is_neither_pass_nor_not_pass() -> None:
+    """Before a phase's first verdict, ``_tests_pass`` and ``_tests_not_pass`` are both false,
+    while ``not tests_pass`` holds; the first verdict decides."""
+    e = engine(
+        {"id": "red", "condition": "phase1_tests_not_pass", "message": "Red."},
+        {"id": "green", "condition": "phase1_tests_pass", "message": "Green."},
+        {"id": "unsure", "condition": "not phase1_tests_pass and not phase1_tests_not_pass", "message": "?"},
+    )
+    assert fired(e.step(SessionStarted(0.0))) == ["unsure"]
+    assert fired(e.step(ClockTick(3600.0))) == []
+    assert fired(e.step(result(3601.0, phase1=(2, 1)))) == ["red"]
+
+
+@pytest.mark.parametrize("status", ["timeout", "tampered", "refused"])
+def test_a_void_run_is_a_failing_verdict(status: Literal["timeout", "tampered", "refused"]) -> None:
+    """A run voided for the agent's code (every test failed by the grading policy) is a verdict."""
+    e = engine({"id": "red", "condition": "phase1_tests_not_pass", "message": "Red."})
+    e.step(SessionStarted(0.0))
+    voided = TestsResult(1.0, 1, "tree", (PhaseResult("phase1", 0, 3),), status=status)
+    assert fired(e.step(voided)) == ["red"]
+
+
+def test_an_invalid_run_gives_no_verdict() -> None:
+    """An invalid run (the grader could not start) says nothing about the work: the phase keeps
+    the verdict it had, here none, so neither verdict trigger fires."""
+    e = engine(
+        {"id": "red", "condition": "phase1_tests_not_pass", "message": "Red."},
+        {"id": "few", "condition": "tests_failed(phase1) >= 1", "message": "Few."},
+    )
+    e.step(SessionStarted(0.0))
+    invalid = TestsResult(1.0, 1, "tree", (PhaseResult("phase1", 0, 3),), status="invalid")
+    assert fired(e.step(invalid)) == []
+    assert fired(e.step(result(2.0, request=2, phase1=(0, 1)))) == ["red", "few"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from triggers.syntax import Call, ConditionError, Name, Not, parse, render
+from triggers.syntax import Call, ConditionError, Name, parse, render
 from triggers.typecheck import PREDICATES, Scope, resolve
 
 SCOPE = Scope(("phase1", "Phase2"), ("pivot", "deadline"))
@@ -19,7 +19,7 @@ def canonical(text: str) -> str:
     ("text", "expected"),
     [
         ("phase1_tests_pass", "tests_pass(phase1)"),
-        ("PHASE1_TESTS_NOT_PASS", "not tests_pass(phase1)"),
+        ("PHASE1_TESTS_NOT_PASS", "tests_not_pass(phase1)"),
         ("phase2_tests_pass", "tests_pass(Phase2)"),
         ("elapsed > 30m", "time_elapsed > 30min"),
         ("Time_Elapsed > 1h AND NOT First_Commit", "time_elapsed > 1h and not first_commit"),
@@ -43,9 +43,10 @@ def test_resolves_to_canonical_form(text: str, expected: str) -> None:
     assert canonical(text) == expected
 
 
-def test_sugar_becomes_call_and_negation() -> None:
-    """``<phase>_tests_not_pass`` is ``not tests_pass(<phase>)``."""
-    assert resolve(parse("phase1_tests_not_pass"), SCOPE) == Not(Call("tests_pass", (Name("phase1"),)))
+def test_sugar_becomes_a_verdict_call() -> None:
+    """``<phase>_tests_not_pass`` is ``tests_not_pass(<phase>)``, not ``not tests_pass(<phase>)``:
+    before any verdict neither holds."""
+    assert resolve(parse("phase1_tests_not_pass"), SCOPE) == Call("tests_not_pass", (Name("phase1"),))
 
 
 @pytest.mark.parametrize(

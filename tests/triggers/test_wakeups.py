@@ -28,6 +28,7 @@ def test_deadline_fires_at_exactly_its_instant() -> None:
     """A time trigger wakes the session just after 30 minutes, and fires then."""
     e = engine(PIVOT, DEADLINE)
     e.step(SessionStarted(0.0))
+    e.step(result(1.0, phase1=(0, 3)))
     wake = e.next_wakeup
     assert wake == math.nextafter(1800.0, math.inf)
     assert fired(e.step(ClockTick(1800.0))) == []
