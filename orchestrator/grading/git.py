@@ -12,7 +12,8 @@ the host, outside every sandbox. So every git call changeup makes goes through :
 - it never runs with the agent's repository as its ``GIT_DIR``, whose ``.git/config`` would
   be read: the agent's commits are read through the shadow repository, with the agent's
   object store as an *alternate* (objects are data, not configuration), from a ``HEAD`` that
-  :func:`read_head` resolves by reading files.
+  :func:`read_head` resolves by reading files (regular files only, through no link);
+- it is stopped after a time limit (git blocks for good on a FIFO where an object should be).
 
 Filters a ``.gitattributes`` names resolve to no configuration, so none runs.
 """
@@ -27,7 +28,9 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["NEUTRAL", "GitError", "git", "git_sync", "read_head"]
+from orchestrator.system.agentfiles import AgentFolder
+
+__all__ = ["NEUTRAL", "TIMEOUT", "GitError", "git", "git_sync", "read_head"]
 
 #: Settings that win over any repository's own: nothing runs, nothing signs, nothing prompts.
 NEUTRAL = (
@@ -59,6 +62,10 @@ _ENV = {
 }
 
 
+#: Seconds a git command may run; longer, it is stopped (an agent's repository can hang git).
+TIMEOUT = 60.0
+
+
 class GitError(RuntimeError):
     """A git command failed; the message carries its stderr."""
 
@@ -68,19 +75,34 @@ def _command(args: Sequence[str], env: Mapping[str, str] | None) -> tuple[list[s
     return ["git", *NEUTRAL, *args], environment
 
 
-async def git(args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> bytes:
-    """Run a neutral ``git ARGS`` in ``cwd``; its standard output."""
+async def git(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = TIMEOUT
+) -> bytes:
+    """Run a neutral ``git ARGS`` in ``cwd``; its standard output.
+
+    Killed after ``timeout`` seconds (a :class:`GitError`): git blocks for good on a FIFO where
+    it expects an object, and an agent's repository may hold one."""
     command, environment = _command(args, env)
-    done = await anyio.run_process(command, cwd=cwd, env=environment, check=False)
+    with anyio.move_on_after(timeout) as limit:
+        done = await anyio.run_process(command, cwd=cwd, env=environment, check=False)
+    if limit.cancelled_caught:
+        raise GitError(f"git {' '.join(args)} took more than {timeout:g} s and was stopped")
     if done.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode('utf-8', 'replace').strip()}")
     return bytes(done.stdout)
 
 
-def git_sync(args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> str:
+def git_sync(
+    args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = TIMEOUT
+) -> str:
     """:func:`git`, blocking; its standard output as text."""
     command, environment = _command(args, env)
-    done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(
+            command, cwd=cwd, env=environment, capture_output=True, text=True, check=False, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {' '.join(args)} took more than {timeout:g} s and was stopped") from None
     if done.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {done.stderr.strip()}")
     return done.stdout
@@ -88,51 +110,54 @@ def git_sync(args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = 
 
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _REF = re.compile(r"refs/[A-Za-z0-9._/-]+")
+#: The most of a loose ref or ``HEAD`` read; of ``packed-refs``.
+_REF_BYTES, _PACKED_BYTES = 4096, 4 << 20
 
 
 def read_head(workspace: Path) -> str | None:
     """The commit the agent's ``HEAD`` names, read from its files (None: no repository, no commit).
 
     Only a ``.git`` folder inside the workspace counts (not a link, not a ``gitdir:`` file),
-    and only loose or packed refs; anything else reads as no commit.
+    and only loose or packed refs that are regular files reached through no link
+    (:class:`~orchestrator.system.agentfiles.AgentFolder`: a FIFO never blocks, a link is never
+    followed); anything else reads as no commit. Blocking (bounded): call it off the event loop.
     """
-    folder = workspace / ".git"
-    if folder.is_symlink() or not folder.is_dir():
-        return None
+    folder = AgentFolder(workspace)
     try:
-        value = _read(folder / "HEAD")
+        if folder.kind(".git") != "folder":
+            return None
+        value = _read(folder, ".git/HEAD")
         for _ in range(5):  # a symbolic ref may name another
             if _SHA.fullmatch(value):
                 return value
             ref = value.removeprefix("ref: ").strip()
-            if not value.startswith("ref: ") or not _REF.fullmatch(ref) or ".." in ref:
+            if not value.startswith("ref: ") or not _REF.fullmatch(ref) or ".." in ref or "//" in ref:
                 return None
-            loose = folder / ref
-            if loose.is_file() and not loose.is_symlink():
-                value = _read(loose)
+            kind = folder.kind(f".git/{ref}")
+            if kind == "file":
+                value = _read(folder, f".git/{ref}")
                 continue
-            packed = _packed(folder).get(ref)
+            packed = _packed(folder).get(ref) if kind is None else None
             if packed is None:
-                return None  # an unborn branch
+                return None  # an unborn branch, or a ref that is not a file
             value = packed
     except OSError:
         return None
     return None
 
 
-def _read(path: Path) -> str:
-    if path.is_symlink():
-        raise OSError(f"{path} is a link")
-    with path.open("rb") as handle:
-        return handle.read(4096).decode("ascii", "replace").strip()
+def _read(folder: AgentFolder, relative: str) -> str:
+    content = folder.read(relative, limit=_REF_BYTES)
+    return "" if content.capped else content.data.decode("ascii", "replace").strip()
 
 
-def _packed(folder: Path) -> dict[str, str]:
-    path = folder / "packed-refs"
-    if path.is_symlink() or not path.is_file():
+def _packed(folder: AgentFolder) -> dict[str, str]:
+    try:
+        content = folder.read(".git/packed-refs", limit=_PACKED_BYTES)
+    except FileNotFoundError:
         return {}
     refs = {}
-    for line in path.read_text("ascii", "replace").splitlines():
+    for line in content.data.decode("ascii", "replace").splitlines():
         sha, _, ref = line.partition(" ")
         if _SHA.fullmatch(sha) and ref:
             refs[ref.strip()] = sha

@@ -24,16 +24,26 @@ import io
 import os
 import posixpath
 import shutil
+import stat
 import tarfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import anyio
 
 from orchestrator.grading.git import GitError, git, git_sync, read_head
+from orchestrator.system.agentfiles import AgentFolder
 
-__all__ = ["BYTECODE", "EMPTY_TREE", "IGNORED", "GitError", "OverLimits", "Size", "Workspace"]
+__all__ = [
+    "AGENT_GIT_SECONDS",
+    "BYTECODE",
+    "EMPTY_TREE",
+    "IGNORED",
+    "GitError",
+    "OverLimits",
+    "Size",
+    "Workspace",
+]
 
 #: Never part of a snapshot or a file-change event: tool state, caches, environments.
 IGNORED = (
@@ -52,6 +62,10 @@ IGNORED = (
 BYTECODE = (".pyc", ".pyo")
 #: The tree of an empty folder (git knows it without storing it): an export from it writes everything.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+#: How long a git command reading the agent's objects may take: a few commits take milliseconds,
+#: and a FIFO where an object should be would hold git (and the watcher waiting on it) for good.
+AGENT_GIT_SECONDS = 20.0
 
 _ABSENT, _FOLDER = "000000", "040000"  # git modes in a tree difference
 _ARGUMENTS = 100_000  # bytes of paths one command line takes
@@ -93,8 +107,9 @@ class OverLimits(Exception):
         self.size = size
 
 
-def _tracked(names: Sequence[str]) -> list[str]:
-    return [n for n in names if not n.endswith(BYTECODE)]
+def _kept(relative: str) -> bool:
+    """Whether a folder's files may be part of a snapshot: none under an ignored name."""
+    return relative.rpartition("/")[2] not in IGNORED
 
 
 class Workspace:
@@ -133,26 +148,29 @@ class Workspace:
     # -- Repository ------------------------------------------------------------------------
 
     def files(self) -> list[str]:
-        """Workspace-relative paths of the files in the workspace now, sorted."""
-        out = []
-        for root, dirs, names in os.walk(self.path):
-            dirs[:] = sorted(d for d in dirs if d not in IGNORED)
-            base = Path(root).relative_to(self.path)
-            out += [(base / name).as_posix() for name in _tracked(names)]
+        """Workspace-relative paths of the files in the workspace now, sorted (links and other
+        entries that are not folders count as files; no link is followed)."""
+        out: list[str] = []
+
+        def visit(relative: str, info: os.stat_result) -> None:
+            if not stat.S_ISDIR(info.st_mode) and not relative.endswith(BYTECODE):
+                out.append(relative)
+
+        AgentFolder(self.path).walk(visit, descend=_kept)
         return sorted(out)
 
     def size(self) -> Size:
-        """The files a snapshot would take, and their bytes."""
+        """The files a snapshot would take, and their bytes (no link is followed: a link to a
+        folder is a file of the snapshot). Blocking: call it off the event loop."""
         files = size = 0
-        for root, dirs, names in os.walk(self.path):
-            dirs[:] = [d for d in dirs if d not in IGNORED]
-            for name in _tracked(names):
+
+        def visit(relative: str, info: os.stat_result) -> None:
+            nonlocal files, size
+            if not stat.S_ISDIR(info.st_mode) and not relative.endswith(BYTECODE):
                 files += 1
-                try:
-                    size += os.lstat(os.path.join(root, name)).st_size
-                except OSError:
-                    continue  # gone since the walk listed it
-        # Links to folders are not followed by the walk: they are files of the snapshot.
+                size += info.st_size
+
+        AgentFolder(self.path).walk(visit, descend=_kept)
         return Size(files, size)
 
     async def snapshot(self) -> str:
@@ -171,8 +189,8 @@ class Workspace:
             try:
                 await self._shadow("add", "-A", "--force", "--ignore-errors", "--", *_PATHSPEC)
                 break
-            except GitError:
-                if attempt == 3:
+            except GitError as error:
+                if attempt == 3 or "took more than" in str(error):  # stopped at its time limit: no retry
                     break
                 await anyio.sleep(0.05 * (attempt + 1))
         return (await self._shadow("write-tree")).decode().strip()
@@ -213,7 +231,7 @@ class Workspace:
 
     async def new_commits(self) -> list[tuple[str, str]]:
         """Commits reachable from HEAD that were not seen before, oldest first."""
-        head = read_head(self.path)
+        head = await self._head()
         if head is None or head == self._seen_head:
             return []
         span = [head] if self._seen_head is None else [head, f"^{self._seen_head}"]
@@ -225,7 +243,7 @@ class Workspace:
 
     async def commits(self) -> list[tuple[str, str]]:
         """Every commit after the baseline (the root commits), oldest first."""
-        head = read_head(self.path)
+        head = await self._head()
         if head is None:
             return []
         try:
@@ -236,16 +254,28 @@ class Workspace:
 
     # -- helpers -----------------------------------------------------------------------------
 
+    async def _head(self) -> str | None:
+        """:func:`read_head`, off the event loop (the agent's files may be anything)."""
+        folder = AgentFolder(self.path)
+        try:
+            return await folder.run(lambda: read_head(self.path))
+        except OSError:  # it took longer than its time limit
+            return None
+
     async def _log(self, span: list[str]) -> list[tuple[str, str]]:
         out = await self._agent("log", "--reverse", "--no-show-signature", "--format=%H%x00%s", *span, "--")
         lines = out.decode("utf-8", "replace").splitlines()
         return [(sha, subject) for sha, _, subject in (line.partition("\0") for line in lines)]
 
     async def _agent(self, *args: str) -> bytes:
-        """Read the agent's objects through the shadow repository (its config is ours)."""
-        objects = self.path / ".git" / "objects"
-        env = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)}
-        return await git([f"--git-dir={self.shadow}", *args], cwd=self.shadow, env=env)
+        """Read the agent's objects through the shadow repository (its config is ours): only from
+        an object folder that is not a link, within :data:`AGENT_GIT_SECONDS`."""
+        folder = AgentFolder(self.path)
+        if await folder.run(lambda: folder.kind(".git/objects")) != "folder":
+            raise GitError(f"{self.path / '.git' / 'objects'} is not a folder (a link is not followed)")
+        env = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.path / ".git" / "objects")}
+        command = [f"--git-dir={self.shadow}", *args]
+        return await git(command, cwd=self.shadow, env=env, timeout=AGENT_GIT_SECONDS)
 
     async def _shadow(self, *args: str) -> bytes:
         return await git([f"--git-dir={self.shadow}", f"--work-tree={self.path}", *args], cwd=self.path)
