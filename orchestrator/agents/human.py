@@ -13,17 +13,21 @@ from __future__ import annotations
 import os
 import select
 import sys
+from functools import partial
 from typing import TextIO
 
 import anyio
 
 from orchestrator.agents.base import AgentContext, Message, TurnAgent, message_text
-from orchestrator.agents.inbox import exclude_inbox, post
+from orchestrator.agents.inbox import arrived, keep_inbox_out, post
+from orchestrator.system.agentfiles import AgentFolder
 from triggers.records import AgentOutput, TurnSummary
 
 __all__ = ["HumanAgent"]
 
 POLL_SECONDS = 0.2
+#: The most of a ``.done`` file kept as the turn's note.
+NOTE_BYTES = 64 * 1024
 
 
 class HumanAgent(TurnAgent):
@@ -44,14 +48,17 @@ class HumanAgent(TurnAgent):
 
     async def start(self, ctx: AgentContext) -> None:
         """Keep the inbox out of the workspace's commits."""
-        exclude_inbox(ctx.workspace)
+        await keep_inbox_out(ctx)
 
     async def turn(self, ctx: AgentContext, messages: list[Message]) -> int | None:
         """Show the messages; wait until the person says the turn is done."""
         self._turns += 1
         began = anyio.current_time()
         self._drain()  # what was typed before this message does not answer it
-        done = post(ctx.workspace, self._turns, message_text(messages))
+        folder = AgentFolder(ctx.workspace)
+        turn, text = self._turns, message_text(messages)
+        done = await folder.run(lambda: post(ctx.workspace, turn, text))
+        relative = done.relative_to(ctx.workspace).as_posix()
         self._show(ctx, messages, done)
         note: str | None = None
         how = ""
@@ -60,10 +67,11 @@ class HumanAgent(TurnAgent):
                 line = self._typed_line()
                 if line is not None:
                     note, how = line, "Enter"
-                    done.write_text(line + "\n" if line else "", encoding="utf-8")
+                    data = (line + "\n" if line else "").encode("utf-8")
+                    await folder.run(partial(folder.write, relative, data))
                     break
-                if done.exists():
-                    note, how = done.read_text(encoding="utf-8", errors="replace").strip(), done.name
+                if await arrived(folder, done):
+                    note, how = await _note(folder, relative), done.name
                     break
                 await anyio.sleep(POLL_SECONDS)
         finally:
@@ -122,6 +130,15 @@ class HumanAgent(TurnAgent):
             self._typed += chunk
         line, _, self._typed = self._typed.partition(b"\n")
         return line.decode("utf-8", "replace").strip()
+
+
+async def _note(folder: AgentFolder, relative: str) -> str:
+    """What the ``.done`` file says (at most :data:`NOTE_BYTES`); nothing, if it is not a file."""
+    try:
+        content = await folder.run(lambda: folder.read(relative, limit=NOTE_BYTES))
+    except OSError:
+        return ""
+    return content.text().strip()
 
 
 def _stdin_fd() -> int | None:

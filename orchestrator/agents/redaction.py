@@ -13,10 +13,13 @@ beside its transcript are redacted in place (:func:`redact_file`).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from orchestrator.system.agentfiles import AgentFolder
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -33,6 +36,8 @@ __all__ = [
 MIN_SECRET_LENGTH = 8
 #: A line longer than this is written out in pieces rather than held back whole.
 HOLD_CHARS = 64 * 1024
+#: The largest file :func:`redact_file` redacts.
+REDACTED_FILE_BYTES = 64 << 20
 
 _SECRET_WORDS = frozenset(
     {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS"}
@@ -107,14 +112,20 @@ class Redactor:
 
 
 def redact_file(path: Path, redact: Redactor) -> None:
-    """Redact a file in place; one that cannot be read as UTF-8 text is left as it is."""
+    """Redact a file an agent's CLI wrote in a folder changeup made (``path.parent``, the agent
+    folder): read as a regular file through no link, written back as a new file in its place.
+    One that is not such a file, not UTF-8 text, or longer than :data:`REDACTED_FILE_BYTES` is
+    left as it is."""
+    folder = AgentFolder(path.parent)
     try:
-        text = path.read_text(encoding="utf-8")
+        content = folder.read(path.name, limit=REDACTED_FILE_BYTES)
+        text = content.data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return
     cleaned = redact(text)
-    if cleaned != text:
-        path.write_text(cleaned, encoding="utf-8")
+    if cleaned != text and not content.capped:
+        with contextlib.suppress(OSError):
+            folder.write(path.name, cleaned.encode("utf-8"))
 
 
 class RedactedStream:

@@ -23,6 +23,7 @@ import os
 import shlex
 import subprocess
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -39,6 +40,7 @@ from orchestrator.agents.base import (
 from orchestrator.agents.redaction import RedactedStream, Redactor
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading.processes import run_process_group, stop
+from orchestrator.system.agentfiles import AgentFolder
 from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
 
 __all__ = ["END_MARKER", "TURN_DONE", "CommandAgent", "ProcessAgent"]
@@ -119,6 +121,17 @@ def _program(command: str) -> str | None:
     return words[0] if words and "/" in words[0] else None
 
 
+async def write_message(ctx: AgentContext, name: str, text: str) -> None:
+    """Write a turn's message file in the agent folder as a new file (never through whatever the
+    agent left at its name); one that cannot be written is said in the log, and the turn goes on
+    (the message is on standard input too)."""
+    folder = AgentFolder(ctx.folder)
+    try:
+        await folder.run(partial(folder.write, name, text.encode("utf-8")))
+    except OSError as error:
+        ctx.emit(AgentOutput(0.0, f"[changeup could not write the message file: {error}]\n"))
+
+
 class CommandAgent(TurnAgent):
     """Runs a command once per turn, with the turn's messages on stdin and in a file.
 
@@ -189,9 +202,9 @@ class CommandAgent(TurnAgent):
         """Run the command on these messages; its exit ends the turn."""
         self._turns += 1
         text = self.prompt_for(messages)
-        ctx.folder.mkdir(parents=True, exist_ok=True)
+        ctx.folder.mkdir(parents=True, exist_ok=True)  # the run's agent folder: changeup's to make
         message_file = ctx.folder / f"message-{self._turns:03d}.md"
-        message_file.write_text(text, encoding="utf-8")
+        await write_message(ctx, message_file.name, text)
         argv = ctx.command(self.command_for(ctx, text, message_file))
         env = self.env_for(ctx, message_file)
         output = self.begin_turn(ctx)

@@ -1,9 +1,10 @@
 """Agent transcripts: each turn's output kept beside the log, secrets redacted, parsed where structured.
 
 A :class:`Transcript` receives one turn's output as it arrives. It redacts the values of
-secret environment variables (API keys, tokens), writes everything to a file in the run's
-``agent/`` folder, passes the first :data:`INLINE_CHARS` characters on as ``agent.output``
-records (and then one line naming the file), and feeds complete lines to a parser.
+secret environment variables (API keys, tokens), writes everything to a new file in the run's
+``agent/`` folder (never through what the agent left at its name), passes the first
+:data:`INLINE_CHARS` characters on as ``agent.output`` records (and then one line naming the
+file), and feeds complete lines to a parser.
 
 A parser (a :class:`LineParser`) reads the output format its CLI documents and answers a
 :class:`Usage`: tokens, cost, the final message and the id that continues the conversation.
@@ -14,13 +15,15 @@ JSON values they share are here.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from orchestrator.agents.redaction import RedactedStream, Redactor
+from orchestrator.system.agentfiles import AgentFolder
 
 __all__ = [
     "INLINE_CHARS",
@@ -76,7 +79,7 @@ class Transcript:
         parser: LineParser | None = None,
         inline: int = INLINE_CHARS,
     ) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)  # the run's agent folder: changeup's to make
         self.path = path
         self.shown_as = shown_as  # the path as the log names it (relative to the run folder)
         self.chars = 0
@@ -85,8 +88,15 @@ class Transcript:
         self._stream = RedactedStream(redact)
         self._parser = parser
         self._budget = inline
-        self._file = path.open("w", encoding="utf-8")
         self._line = ""  # redacted text of the current line, for the parser
+        self._closed = False
+        self._file: TextIO | None = None
+        try:  # a new file in place: never written through what the agent left at its name
+            binary = AgentFolder(path.parent).create(path.name)
+        except OSError as error:
+            emit(f"[changeup could not write the transcript {shown_as}: {error}]\n")
+        else:
+            self._file = io.TextIOWrapper(binary, encoding="utf-8", newline="")
 
     def write(self, chunk: str) -> None:
         """Take a chunk of output as it arrives."""
@@ -94,13 +104,15 @@ class Transcript:
 
     def close(self) -> None:
         """Write what is left; the parser gets the last line even without its newline."""
-        if self._file.closed:
+        if self._closed:
             return
         self._out(self._stream.flush())
         if self._line and self._parser is not None:
             self._parser.feed(self._line)
         self._line = ""
-        self._file.close()
+        self._closed = True
+        if self._file is not None:
+            self._file.close()
 
     def usage(self) -> Usage:
         """What the parser made of the output (an empty :class:`Usage` without one)."""
@@ -109,8 +121,9 @@ class Transcript:
     def _out(self, text: str) -> None:
         if not text:
             return
-        self._file.write(text)
-        self._file.flush()
+        if self._file is not None:
+            self._file.write(text)
+            self._file.flush()
         self.chars += len(text)
         room = self._budget - (self.chars - len(text))
         if room >= len(text):

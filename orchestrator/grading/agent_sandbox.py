@@ -18,6 +18,7 @@ temporary folder only: nothing is hidden from it, and the run says so.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -36,6 +37,7 @@ from orchestrator.grading.sandbox import (
     cover,
     setpriv,
 )
+from orchestrator.system.agentfiles import AgentFolder
 
 __all__ = ["AGENT_HOME", "AGENT_USER", "AgentSandbox", "AgentView", "Share", "program_shares"]
 
@@ -109,20 +111,22 @@ class AgentSandbox:
         return self._seeded
 
     def forget_seeded(self) -> None:
-        """Remove the seeded configuration and credentials (what the agent wrote itself stays)."""
+        """Remove the seeded configuration and credentials (what the agent wrote itself stays).
+
+        The agent may have put links on the way (``.config`` → a host folder): nothing is
+        followed. With changeup's own rights, so a folder the agent made read-only cannot keep a
+        credential in the run folder; with no link followed, they reach only what is in HOME."""
+        home = AgentFolder(self.view.home, as_owner=False)
         for name in self._seeded:
-            target = self.view.home / name
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target, ignore_errors=True)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
+            with contextlib.suppress(OSError):
+                home.remove(name)
 
     def _own(self) -> None:
         """As root: the agent's folders become the agent user's; its passwd names it."""
         view = self.view
         uid, gid = AGENT_USER
         for top in (view.workspace, view.home, view.tmp, view.notes):
-            _chown_tree(top, uid, gid)
+            AgentFolder(top).give_to(uid, gid)  # a link is changed itself, never what it points to
         passwd = Path("/etc/passwd").read_text() if Path("/etc/passwd").is_file() else ""
         group = Path("/etc/group").read_text() if Path("/etc/group").is_file() else ""
         (view.tmp / "passwd").write_text(
@@ -195,13 +199,6 @@ def _system_mounts() -> list[str]:
         if target.is_file():
             mounts += ["--ro-bind", str(target), str(target)]
     return mounts
-
-
-def _chown_tree(top: Path, uid: int, gid: int) -> None:
-    os.chown(top, uid, gid)
-    for root, dirs, files in os.walk(top):
-        for name in [*dirs, *files]:
-            os.chown(os.path.join(root, name), uid, gid, follow_symlinks=False)
 
 
 def program_shares(program: str, path: str | None = None) -> list[Share]:

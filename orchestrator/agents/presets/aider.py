@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 
 from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
 from orchestrator.agents.transcript import LineParser, Usage, total
+from orchestrator.system.agentfiles import AgentFolder
 
 __all__ = ["Aider", "AiderText"]
 
 
 AIDER_HISTORY = "aider.chat.history.md"
 AIDER_INPUT_HISTORY = "aider.input.history"
+#: The most of one turn's part of the chat history read for its final message.
+HISTORY_BYTES = 16 << 20
 
 
 class Aider(PresetAgent):
@@ -58,8 +62,7 @@ class Aider(PresetAgent):
 
     def continues(self) -> bool:
         """Continues when it left a chat history to restore."""
-        history = self._folder / AIDER_HISTORY
-        return history.is_file() and history.stat().st_size > 0
+        return _history_size(self._folder) > 0
 
     def parser(self) -> LineParser:
         """Its ``Tokens:``/``Cost:`` lines."""
@@ -67,16 +70,15 @@ class Aider(PresetAgent):
 
     def turn_started(self, ctx: AgentContext) -> None:
         """Remember where this turn's part of the chat history starts."""
-        history = ctx.folder / AIDER_HISTORY
-        self._offset = history.stat().st_size if history.is_file() else 0
+        self._offset = _history_size(ctx.folder)
 
     def read_usage(self, ctx: AgentContext, usage: Usage) -> Usage:
-        """The final message is what it answered, from this turn's part of the chat history."""
-        history = ctx.folder / AIDER_HISTORY
+        """The final message is what it answered, from this turn's part of the chat history (at
+        most :data:`HISTORY_BYTES` of it, read as a regular file through no link)."""
         try:
-            with history.open("rb") as handle:
-                handle.seek(self._offset)
-                added = handle.read().decode("utf-8", "replace")
+            added = (
+                AgentFolder(ctx.folder).read(AIDER_HISTORY, limit=HISTORY_BYTES, offset=self._offset).text()
+            )
         except OSError:
             return usage
         said = [
@@ -87,12 +89,18 @@ class Aider(PresetAgent):
         ]
         usage.final_message = "\n".join(_without_edits(said)).strip() or None
         # What continues the conversation is the chat history (restored next turn).
-        usage.session = AIDER_HISTORY if history.is_file() and history.stat().st_size > 0 else ""
+        usage.session = AIDER_HISTORY if _history_size(ctx.folder) > 0 else ""
         return usage
 
     def files_to_redact(self, ctx: AgentContext) -> list[Path]:
         """Its history files."""
         return [ctx.folder / AIDER_HISTORY, ctx.folder / AIDER_INPUT_HISTORY]
+
+
+def _history_size(folder: Path) -> int:
+    """The size of the chat history in the agent folder; 0 when it is not a regular file."""
+    info = AgentFolder(folder).stat(AIDER_HISTORY)
+    return info.st_size if info is not None and stat.S_ISREG(info.st_mode) else 0
 
 
 def _without_edits(lines: list[str]) -> list[str]:

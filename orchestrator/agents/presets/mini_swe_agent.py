@@ -10,8 +10,12 @@ from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs, package_version_argv
 from orchestrator.agents.redaction import Redactor
 from orchestrator.agents.transcript import Usage, as_dict, as_int, as_number, as_text, total
+from orchestrator.system.agentfiles import AgentFolder
 
 __all__ = ["MiniSweAgent", "mini_trajectory_usage"]
+
+#: The largest trajectory file read for a turn's usage.
+TRAJECTORY_BYTES = 64 << 20
 
 
 class MiniSweAgent(PresetAgent):
@@ -72,8 +76,9 @@ def mini_trajectory_usage(path: Path, redact: Redactor) -> Usage:
     """What mini-swe-agent's trajectory file (``-o``) says: cost, tokens (from each answer's API
     response), the model and its last message."""
     usage = Usage()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    try:  # a regular file in the agent folder (``path.parent``), read through no link, bounded
+        content = AgentFolder(path.parent).read(path.name, limit=TRAJECTORY_BYTES)
+        data = json.loads(content.data) if not content.capped else None
     except (OSError, ValueError):
         return usage
     if not isinstance(data, dict):
