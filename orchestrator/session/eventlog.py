@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from json.scanner import make_scanner
@@ -41,6 +42,9 @@ __all__ = [
 
 FORMAT = "changeup-events"
 VERSION = 2
+#: A lone surrogate: how :func:`os.fsdecode` gives a file name's bytes that are not UTF-8. JSON
+#: writes it as an escape (``\udcff``), which reads back as the same string.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EventLogError(Exception):
@@ -127,7 +131,10 @@ class EventLog:
 
     def _write(self, *objs: dict[str, Any]) -> None:
         text = "".join(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n" for obj in objs)
-        data = text.encode("utf-8")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a name's undecodable bytes (os.fsdecode): written as \udcXX
+            data = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
         written = os.write(self._fd, data)
         if written != len(data):  # a full disk: the torn tail is repaired on the next open
             raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
