@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
@@ -47,6 +48,8 @@ __all__ = ["describe", "lines", "play"]
 
 #: Shown only with --all (session.scope: `show` ends with the scope line of the report anyway).
 _QUIET = (ClockTick, RunTests, TestsStarted, AgentOutput, WorkspaceCreated, SessionScope)
+#: A lone surrogate: a byte of a file name that is not UTF-8 (U+DC80-U+DCFF for 0x80-0xFF).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: Where a record's text starts after its time stamp (``00:06.39  ``): continuation lines line up.
 _INDENT = " " * 10
 
@@ -58,6 +61,12 @@ def _first_line(text: str, width: int = 90) -> str:
     if len(line) > width:
         return line[: width - 1] + "…"
     return line + (" …" if len(rows) > 1 else "")
+
+
+def _name(path: str) -> str:
+    """A file name as people read it: bytes that are not UTF-8 (:func:`os.fsdecode`'s lone
+    surrogates, as the event log keeps them) shown as ``\\xff``."""
+    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) & 0xFF:02x}", path)
 
 
 def _text(text: str, *, full: bool) -> str:
@@ -117,7 +126,7 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             good = all(p.all_pass for p in record.phases)
             return ("green" if good else "red"), f"{'✓' if good else '✗'} {name}: {_tests(record)}"
         case FilesChanged():
-            paths = [c.path for c in record.changes]
+            paths = [_name(c.path) for c in record.changes]
             more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
             return "dim", f"✎ {len(paths)} file(s) changed: {', '.join(paths[:3])}{more}"
         case CommitMade():
