@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 
 from orchestrator.agents.base import AgentContext, Message, TurnAgent, message_text
-from orchestrator.system.agentfiles import AgentFolder, Content
+from orchestrator.system.agentfiles import AgentFileError, AgentFolder, Content
 
 __all__ = ["InboxAgent", "arrived", "exclude_inbox", "keep_inbox_out", "post"]
 
@@ -69,13 +69,13 @@ async def arrived(folder: AgentFolder, done: Path) -> bool:
 
 
 def exclude_inbox(workspace: Path) -> None:
-    """List ``.changeup/`` in the workspace's ``.git/info/exclude`` (once), written anew (never
-    through a link); an exclude file longer than :data:`EXCLUDE_BYTES` is left as it is.
-    Blocking: call it off the event loop."""
+    """List ``.changeup/`` in the workspace's ``.git/info/exclude`` (once), written anew: a link
+    or anything else that is not a regular file there is replaced, never followed; an exclude
+    file longer than :data:`EXCLUDE_BYTES` is left as it is. Blocking: call it off the event loop."""
     folder = AgentFolder(workspace)
     try:
         content = folder.read(".git/info/exclude", limit=EXCLUDE_BYTES)
-    except FileNotFoundError:
+    except (FileNotFoundError, AgentFileError):  # nothing, or not a file (a link): replaced
         content = Content(b"", False, 0)
     text = content.text()
     if content.capped or INBOX_EXCLUDE in text.splitlines():
