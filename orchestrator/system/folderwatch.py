@@ -92,6 +92,9 @@ class FolderWatch:
     async def changes(self) -> AsyncIterator[list[tuple[str, Changed]]]:
         """Yield each non-empty batch of changes, sorted by path, until stopped."""
         watch: _Watch | None = None
+        # notify's wait holds a worker thread up to a second at a time: a thread of its own, so
+        # sessions by the dozen in one process never queue for the shared pool's 40 threads.
+        waiting = anyio.CapacityLimiter(1)
         try:
             while not self._stop.is_set():
                 if watch is None:
@@ -107,6 +110,7 @@ class FolderWatch:
                         1000,
                         self._stop,
                         abandon_on_cancel=True,
+                        limiter=waiting,
                     )
                 except WatchfilesRustInternalError as error:
                     # A name that is not UTF-8 (notify then fails for good), or notify failed.

@@ -142,7 +142,8 @@ def test_links_fifos_sockets_and_odd_names_in_the_agents_files_are_data(tmp_path
     file; moves a link to / into the workspace; leaves a FIFO, a socket and a name that is not
     UTF-8. The host file is byte-identical, each message file is written anew, the session ends
     completed with its log whole, no commit is read from the host file, changeup never watches a
-    folder outside the workspace nor reports a change there, and the odd name is shown escaped."""
+    folder outside the workspace nor reports a change there, and the odd name is shown escaped
+    and replays."""
     host = root_only_file(tmp_path)
     before = tree_digest(host.parent)
     watches = Watches(tmp_path / "runs")
@@ -178,6 +179,8 @@ def test_links_fifos_sockets_and_odd_names_in_the_agents_files_are_data(tmp_path
     shown = changeup("show", str(folder))
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert "odd-\\xff.py" in shown.stdout
+    replayed = changeup("replay", str(folder))  # the odd names are in the decisions' inputs
+    assert replayed.returncode == 0, replayed.stdout[-2000:] + replayed.stderr[-2000:]
 
 
 @needs_bubblewrap
