@@ -258,8 +258,18 @@ class AgentFolder:
             if not (as_owner and _FS_IDS and os.geteuid() == 0 and info.st_uid != 0):
                 return operation(top)
             if threading.current_thread() is threading.main_thread():
-                # Never on the event loop's thread: its ids stay changeup's whatever happens.
-                return _in_thread(lambda: _as_owner(owner, operation, top), self.timeout, str(self.path))
+                # Never on the event loop's thread: its ids stay changeup's whatever happens. The
+                # thread has a descriptor of its own: one left behind at the time limit must not
+                # find this one closed and its number reused.
+                own = os.dup(top)
+
+                def work() -> _T:
+                    try:
+                        return _as_owner(owner, operation, own)
+                    finally:
+                        os.close(own)
+
+                return _in_thread(work, self.timeout, str(self.path))
             return _as_owner(owner, operation, top)
         finally:
             os.close(top)
@@ -294,7 +304,10 @@ class AgentFolder:
             return AgentFileError(error.errno or errno.EIO, f"{where}: {error.strerror or error}")
         kind = kind_of(info.st_mode)
         if kind == "link":
-            target = os.readlink(name, dir_fd=fd)[:200]
+            try:
+                target = os.readlink(name, dir_fd=fd)[:200]
+            except OSError:
+                target = "?"
             return AgentFileError(
                 errno.ELOOP, f"{where} is a link (to {target!r}); changeup never follows links here"
             )

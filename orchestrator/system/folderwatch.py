@@ -161,7 +161,8 @@ class FolderWatch:
         return watch, changed
 
     def _watch(self, top: int) -> _Watch:
-        """A notify watcher on every folder below ``top`` that is watched, each by descriptor."""
+        """A notify watcher on every folder below ``top`` that is watched, each by descriptor
+        (by path when there are more folders than descriptors to spare)."""
         opened: dict[str, int] = {}
         try:
             opened[""] = os.open(".", _FOLDER, dir_fd=top)
@@ -171,16 +172,18 @@ class FolderWatch:
 
             def visit(fd: int, name: str, relative: str, info: os.stat_result) -> None:
                 if stat.S_ISDIR(info.st_mode) and self.watched(relative):
+                    # Kept even if it cannot be opened (gone, or a link since it was listed): the
+                    # next batch or listing tells; watching anew at once could go on for ever.
                     identity[relative] = (info.st_dev, info.st_ino)
-                    if len(opened) < budget:
-                        with contextlib.suppress(OSError):  # gone, or replaced by a link since listed
+                    if len(identity) <= budget:
+                        with contextlib.suppress(OSError):
                             opened[relative] = os.open(name, _FOLDER, dir_fd=fd)
 
             walk_at(top, visit, self.watched)
             for relative, fd in opened.items():
                 info = os.fstat(fd)
                 identity[relative] = (info.st_dev, info.st_ino)
-            if len(opened) == len(identity):
+            if len(identity) <= budget:
                 folders = {f"{_BY_DESCRIPTOR}{fd}": relative for relative, fd in opened.items()}
             else:
                 folders = _by_path(str(self.folder.path), list(identity))

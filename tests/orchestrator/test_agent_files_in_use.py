@@ -21,6 +21,7 @@ from orchestrator.grading.sandbox import Sandbox
 from orchestrator.session import workspace as workspace_module
 from orchestrator.session.watcher import Batch, FsWatcher
 from orchestrator.session.workspace import Workspace
+from orchestrator.system import folderwatch
 from tests.cli import REPO
 from triggers import FileChange
 
@@ -59,10 +60,16 @@ def folder_inodes(root: Path) -> set[int]:
     return {os.lstat(folder).st_ino for folder, _, _ in os.walk(root)}
 
 
-async def test_the_watcher_watches_only_the_workspace_and_reports_any_name(tmp_path: Path) -> None:
+@pytest.mark.parametrize("by", ["descriptor", "path"])
+async def test_the_watcher_watches_only_the_workspace_and_reports_any_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by: str
+) -> None:
     """A link to / moved in is one changed file, never a tree to watch; a name that is not UTF-8
     comes through (as fsdecode gives it) and so do the changes after it; a folder made and then
-    moved has its files reported at their new place; a write before watching began is reported."""
+    moved has its files reported at their new place; a write before watching began is reported.
+    Folders watched by descriptor, and by path (no /proc, or too few descriptors to spare)."""
+    if by == "path":
+        monkeypatch.setattr(folderwatch, "_descriptor_budget", lambda: 0)
     ws = workspace_at(tmp_path)
     watcher = FsWatcher(ws.path, step=0.03, debounce=0.2)
     (ws.path / "early.py").write_text("before the watch\n")
