@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import anyio
+import structlog
 
 from orchestrator.grading.git import GitError, git, git_sync, read_head
 from orchestrator.system.agentfiles import AgentFolder
@@ -44,6 +45,8 @@ __all__ = [
     "Size",
     "Workspace",
 ]
+
+_log = structlog.get_logger()
 
 #: Never part of a snapshot or a file-change event: tool state, caches, environments.
 IGNORED = (
@@ -191,6 +194,9 @@ class Workspace:
                 break
             except GitError as error:
                 if attempt == 3 or "took more than" in str(error):  # stopped at its time limit: no retry
+                    _log.warning(
+                        "snapshot kept what git could index", workspace=str(self.path), error=str(error)
+                    )
                     break
                 await anyio.sleep(0.05 * (attempt + 1))
         return (await self._shadow("write-tree")).decode().strip()
@@ -238,7 +244,8 @@ class Workspace:
         self._seen_head = head
         try:
             return await self._log(span)
-        except GitError:  # history rewritten, or objects git cannot read: report the new head
+        except GitError as error:  # history rewritten, or objects git cannot read: report the new head
+            _log.warning("commit read without its subject", workspace=str(self.path), error=str(error)[:500])
             return [(head, "")]
 
     async def commits(self) -> list[tuple[str, str]]:
@@ -249,7 +256,10 @@ class Workspace:
         try:
             roots = (await self._agent("rev-list", "--max-parents=0", head)).decode().split()
             return await self._log([head, *(f"^{root}" for root in roots)])
-        except GitError:
+        except GitError as error:
+            _log.warning(
+                "the agent's commits could not be read", workspace=str(self.path), error=str(error)[:500]
+            )
             return []
 
     # -- helpers -----------------------------------------------------------------------------
