@@ -1,12 +1,10 @@
 """Files an agent can reach, handled at arm's length: no link followed, regular files only, bounded.
 
-An agent writes what it likes where it may write: its workspace and its ``.git``, the run's
-``agent/`` folder (message files, transcripts), its private HOME and temporary folders, the
-inbox. Anything can stand at a name changeup is about to read or write there: a link to a host
-file, a FIFO, a socket, a device node (as root, without a sandbox), a hard link, a file of any
-size, a name of any bytes. Every host-side read and write there goes through
-:class:`AgentFolder`, one of those folders (a folder changeup made, so its own path is
-trusted; everything below it is the agent's):
+Where an agent writes (its workspace and ``.git``, the run's ``agent/`` folder, its private HOME
+and temporary folders, the inbox), anything can stand at a name changeup is about to use: a
+link to a host file, a FIFO, a socket, a device node, a hard link, a file of any size, a name of
+any bytes. Every host-side read and write there goes through :class:`AgentFolder`, one such
+folder (made by changeup, so its own path is trusted; everything below it is the agent's):
 
 - a path below it is opened one component at a time, relative to the folder before, each with
   ``O_NOFOLLOW``: no link is followed anywhere in a path (one is refused, never resolved);
@@ -26,9 +24,8 @@ trusted; everything below it is the agent's):
 - :meth:`AgentFolder.run` does an operation in a worker thread under a time limit, for code on
   the event loop.
 
-Measured on the development machine: switching ids around a read costs 4.5 µs in a worker
-thread and 50 µs with a new thread; a process of the agent's user would cost 2.4 ms
-(``setpriv cat``) to 10 ms (a Python).
+Switching ids costs 4.5 µs a call in a worker thread, 50 µs with a new thread; a process of the
+agent's user would cost 2.4 ms (``setpriv cat``) to 10 ms (a Python) (measured here).
 """
 
 from __future__ import annotations
@@ -49,16 +46,7 @@ from typing import BinaryIO, Literal, TypeVar
 
 import anyio
 
-__all__ = [
-    "MAX_DEPTH",
-    "TIMEOUT",
-    "AgentFileError",
-    "AgentFolder",
-    "Content",
-    "Kind",
-    "kind_of",
-    "walk_at",
-]
+__all__ = ["MAX_DEPTH", "TIMEOUT", "AgentFileError", "AgentFolder", "Content", "Kind", "kind_of", "walk_at"]
 
 _T = TypeVar("_T")
 
@@ -136,9 +124,6 @@ class AgentFolder:
         self.timeout = timeout
         self.as_owner = as_owner
 
-    def __repr__(self) -> str:
-        return f"AgentFolder({str(self.path)!r})"
-
     # --- reading ------------------------------------------------------------------------------
 
     def read(self, relative: str, *, limit: int, offset: int = 0) -> Content:
@@ -147,18 +132,17 @@ class AgentFolder:
         Raises :class:`FileNotFoundError` when nothing is there and :class:`AgentFileError`
         when something other than a regular file is (or a link stands on the way)."""
         parts = self._parts(relative)
-        return self._do(lambda top: self._read(top, parts, limit, offset))
+        return self.call(lambda top: self._read(top, parts, limit, offset))
 
     def stat(self, relative: str) -> os.stat_result | None:
         """The entry at ``relative`` itself (a link is not followed); None when there is none
         reachable without following a link."""
         parts = self._parts(relative)
-        return self._do(lambda top: self._stat(top, parts))
+        return self.call(lambda top: self._stat(top, parts))
 
     def kind(self, relative: str) -> Kind | None:
         """What stands at ``relative`` (None: nothing reachable without following a link)."""
-        info = self.stat(relative)
-        return None if info is None else kind_of(info.st_mode)
+        return None if (info := self.stat(relative)) is None else kind_of(info.st_mode)
 
     def walk(
         self,
@@ -173,7 +157,7 @@ class AgentFolder:
         def each(fd: int, name: str, relative: str, info: os.stat_result) -> None:
             visit(relative, info)
 
-        return self._do(lambda top: walk_at(top, each, descend))
+        return self.call(lambda top: walk_at(top, each, descend))
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -183,24 +167,24 @@ class AgentFolder:
         Whatever stood at the name (a file, a link, a hard link) is replaced, not written
         through; a folder there is an :class:`AgentFileError`."""
         parts = self._parts(relative)
-        self._do(lambda top: self._write(top, parts, data, mode))
+        self.call(lambda top: self._write(top, parts, data, mode))
 
     def create(self, relative: str, *, mode: int = 0o644) -> BinaryIO:
         """A new, empty regular file in place at ``relative``, open for writing (as :meth:`write`)."""
         parts = self._parts(relative)
-        return self._do(lambda top: self._create(top, parts, mode))
+        return self.call(lambda top: self._create(top, parts, mode))
 
     def make_folders(self, relative: str, *, mode: int = 0o755) -> None:
         """Make the folder ``relative`` and those above it that are missing; a link on the way
         is an :class:`AgentFileError`."""
         parts = self._parts(relative)
-        self._do(lambda top: os.close(self._folder(top, parts, make=mode)))
+        self.call(lambda top: os.close(self._folder(top, parts, make=mode)))
 
     def remove(self, relative: str) -> bool:
         """Remove the entry at ``relative`` (a folder with everything in it; a link, not what it
         points to); False when there is none."""
         parts = self._parts(relative)
-        return self._do(lambda top: self._remove(top, parts))
+        return self.call(lambda top: self._remove(top, parts))
 
     def give_to(self, uid: int, gid: int) -> None:
         """Make the folder and everything in it belong to ``uid``:``gid``; a link is changed
@@ -217,10 +201,9 @@ class AgentFolder:
         self._at_top(chown, as_owner=False)
 
     def call(self, operation: Callable[[int], _T]) -> _T:
-        """``operation(fd)``, ``fd`` the folder opened as a descriptor, with the ids of its owner
-        as every operation here has them: for work of its own below the folder (as
-        :func:`walk_at`), where the descriptor is the start of every path."""
-        return self._do(operation)
+        """``operation(fd)``, ``fd`` the folder opened, with the ids of its owner as every
+        operation here has them: for work of one's own below it (as :func:`walk_at`)."""
+        return self._at_top(operation, as_owner=self.as_owner)
 
     # --- off the event loop -------------------------------------------------------------------
 
@@ -245,9 +228,6 @@ class AgentFolder:
 
     def _where(self, parts: Sequence[str]) -> str:
         return os.path.join(self.path, *parts)
-
-    def _do(self, operation: Callable[[int], _T]) -> _T:
-        return self._at_top(operation, as_owner=self.as_owner)
 
     def _at_top(self, operation: Callable[[int], _T], *, as_owner: bool) -> _T:
         """``operation(fd of the folder)``, with the ids of the folder's owner when asked (as root)."""
@@ -325,13 +305,8 @@ class AgentFolder:
             info = os.fstat(probe)
         finally:
             os.close(probe)
-        kind = kind_of(info.st_mode)
-        if kind == "link":
-            raise self._refusal(parent, parts, OSError(errno.ELOOP, "a link"), "file")
-        if kind != "file":
-            raise AgentFileError(
-                errno.EINVAL, f"{self._where(parts)} is a {kind}; changeup reads only regular files here"
-            )
+        if not stat.S_ISREG(info.st_mode):  # a link, a FIFO, a device...: said as such
+            raise self._refusal(parent, parts, OSError(errno.EINVAL, "not a regular file"), "file")
         return info
 
     def _read(self, top: int, parts: list[str], limit: int, offset: int) -> Content:
@@ -488,14 +463,22 @@ def walk_at(
     stat)`` gets, with each entry, the descriptor of the folder it is in (open while it runs).
 
     Depth first, one descriptor open per level; returns how many folders were left out."""
-    left_out = 0
     stack: list[tuple[int, str, os._ScandirIterator[str]]] = []
-    first = os.open(".", _LISTED, dir_fd=top)
-    try:
-        stack.append((first, "", os.scandir(first)))
-    except OSError:
-        os.close(first)
-        raise
+
+    def enter(parent: int, name: str, prefix: str) -> int:
+        """Push the folder ``name`` of ``parent``; 1 if it could not be (a link put there since)."""
+        try:
+            fd = os.open(name, _LISTED, dir_fd=parent)
+        except OSError:
+            return 1
+        try:
+            stack.append((fd, prefix, os.scandir(fd)))
+        except OSError:
+            os.close(fd)
+            return 1
+        return 0
+
+    left_out = enter(top, ".", "")
     try:
         while stack:
             fd, prefix, entries = stack[-1]
@@ -511,21 +494,8 @@ def walk_at(
             except FileNotFoundError:
                 continue  # gone since the folder was listed
             visit(fd, entry.name, relative, info)
-            if not stat.S_ISDIR(info.st_mode) or not descend(relative):
-                continue
-            if len(stack) >= MAX_DEPTH:
-                left_out += 1
-                continue
-            try:
-                child = os.open(entry.name, _LISTED, dir_fd=fd)  # a link put there since: refused
-            except OSError:
-                left_out += 1
-                continue
-            try:
-                stack.append((child, relative + "/", os.scandir(child)))
-            except OSError:
-                os.close(child)
-                left_out += 1
+            if stat.S_ISDIR(info.st_mode) and descend(relative):
+                left_out += 1 if len(stack) >= MAX_DEPTH else enter(fd, entry.name, relative + "/")
     finally:
         for fd, _, entries in stack:
             entries.close()
