@@ -5,6 +5,10 @@ Each line goes to the file in a single ``write`` on an ``O_APPEND`` descriptor, 
 can tear at most the last line, and that torn tail is cut off when the log is opened again.
 Lines are pushed to the disk (``fsync``) at every engine decision.
 
+A line is JSON as ``json.dumps`` writes it with non-ASCII text as it is, except that the
+characters a terminal or viewer would act on (:data:`triggers.bounds.UNSEEN`: C1 controls,
+bidi overrides, ...) are ``\\u``-escaped as the C0 ones are: printing the log is inert.
+
 Records go in typed (``to_record()``) and come out typed: :func:`read_log` gives each line as
 an :class:`~orchestrator.session.records.Entry`. On the way, every record of a known kind is
 checked against its shape (:mod:`orchestrator.session.shapes`); a record that does not fit is
@@ -18,6 +22,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from json.scanner import make_scanner
@@ -27,6 +32,7 @@ from typing import Any, TextIO
 from orchestrator.session.records import Entry, Record, decode_entry
 from orchestrator.session.shapes import CHECKS, checker, explain
 from triggers import RecordError
+from triggers.bounds import UNSEEN
 
 __all__ = [
     "FORMAT",
@@ -41,6 +47,8 @@ __all__ = [
 
 FORMAT = "changeup-events"
 VERSION = 2
+
+_UNSEEN = re.compile(f"[{UNSEEN}]")
 
 
 class EventLogError(Exception):
@@ -127,10 +135,14 @@ class EventLog:
 
     def _write(self, *objs: dict[str, Any]) -> None:
         text = "".join(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n" for obj in objs)
-        data = text.encode("utf-8")
+        data = _UNSEEN.sub(_escaped, text).encode("utf-8")
         written = os.write(self._fd, data)
         if written != len(data):  # a full disk: the torn tail is repaired on the next open
             raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def repair(path: Path) -> bool:
