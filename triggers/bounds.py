@@ -29,6 +29,7 @@ __all__ = [
     "DETAIL",
     "ITEMS",
     "NAME",
+    "OUTPUT",
     "PATH",
     "TEXT",
     "UNSEEN",
@@ -39,8 +40,11 @@ __all__ = [
     "over",
 ]
 
-#: Free text: a chunk of agent output, a turn's final message, a traceback, a judge's reason.
+#: Free text: a turn's final message, a traceback, a judge's reason.
 TEXT = 64 * 1024
+#: A chunk of agent output as an adapter logs it (a turn's share of the log is its budget, 128 KiB:
+#: ``orchestrator.agents.transcript``); this cap is the record's own, above any budget's chunk.
+OUTPUT = 256 * 1024
 #: A detail about one thing: why a test failed, why a run is void, a prohibited effect.
 DETAIL = 4 * 1024
 #: A name: a commit subject, a sha, a model, a conversation id.

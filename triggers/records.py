@@ -19,7 +19,7 @@ from itertools import starmap
 from operator import itemgetter
 from typing import Any, ClassVar, Literal, get_args
 
-from triggers.bounds import DETAIL, ITEMS, NAME, PATH, TEXT, Items, clip
+from triggers.bounds import DETAIL, ITEMS, NAME, OUTPUT, PATH, TEXT, Items, clip
 
 __all__ = [
     "ACTION_KINDS",
@@ -319,7 +319,7 @@ class AgentOutput(_Record):
     """Something the agent printed (an observation: the engine never sees it)."""
 
     kind: ClassVar[str] = "agent.output"
-    bounds: ClassVar[dict[str, int | Items]] = {"text": TEXT}
+    bounds: ClassVar[dict[str, int | Items]] = {"text": OUTPUT}
     t: float
     text: str
     stream: Literal["stdout", "stderr"] = "stdout"

@@ -176,7 +176,7 @@ class Transcript:
         """Feed the parser the complete lines of ``text``, none longer than :data:`LINE_CHARS`."""
         *lines, rest = text.split("\n")
         for line in lines:
-            if not self._long:
+            if not self._long and len(self._line) + len(line) <= LINE_CHARS:
                 self._parser.feed(self._line + line)  # type: ignore[union-attr]
             self._line, self._long = "", False
         if not self._long:

@@ -671,7 +671,7 @@ def replay_command(
         what = f"{records} record(s), none of them an engine event" if records else "only its header"
         return click.ClickException(f"{folder.log}: nothing to replay: the log has {what}")
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # a record is one line: none starts mid-text
     if rescore or speed is not None:  # both need the whole log; only a plain replay streams
         try:
             contents = read_log(folder.log)
@@ -771,7 +771,7 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
       changeup show runs/<live run> --follow
     """
     folder, contents = _opened(run)
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # a record is one line: none starts mid-text
     if message is not None:
         queued = messages(contents.entries)
         if message > len(queued):

@@ -56,15 +56,17 @@ def visible(text: str, *, lines: bool = False) -> str:
     return (_CONTROLS_BUT_NEWLINE if lines else _CONTROLS).sub(_escape, text)
 
 
-def terminal(text: str, *, lines: bool = False) -> str:
-    """``text`` for ``rich``'s ``Console.print``: :func:`visible`, its markup escaped."""
-    return _rich_escape(visible(text, lines=lines))
+def terminal(text: object, *, lines: bool = False) -> str:
+    """``text`` (anything, as ``str``) for ``rich``'s ``Console.print``: :func:`visible`, its
+    markup escaped."""
+    return _rich_escape(visible(str(text), lines=lines))
 
 
-def markdown(text: str) -> str:
-    """``text`` as a value inside a Markdown line (a list item, a table cell, a sentence): on one
-    line, every character Markdown or its tables would act on backslash-escaped."""
-    escaped = _MARKDOWN.sub(r"\\\1", visible(text))
+def markdown(text: object) -> str:
+    """``text`` (anything, as ``str``) as a value inside a Markdown line (a list item, a table
+    cell, a sentence): on one line, every character Markdown or its tables would act on
+    backslash-escaped."""
+    escaped = _MARKDOWN.sub(r"\\\1", visible(str(text)))
     return _MARKDOWN_START.sub(lambda m: f"{m.group(1)}{m.group(2)[:-1]}\\{m.group(2)[-1]}", escaped)
 
 

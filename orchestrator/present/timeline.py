@@ -129,13 +129,14 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             good = all(p.all_pass for p in record.phases)
             return ("green" if good else "red"), f"{'✓' if good else '✗'} {name}: {_tests(record)}"
         case FilesChanged():
-            paths = [_v(c.path) for c in record.changes]
-            count = len(paths) + record.omitted
+            paths = [c.path if verbose else _first_line(c.path, 60) for c in record.changes[:3]]
+            count = len(record.changes) + record.omitted
             more = f" and {count - 3:,} more" if count > 3 else ""
-            return "dim", f"✎ {count:,} file(s) changed: {', '.join(paths[:3])}{more}"
+            return "dim", f"✎ {count:,} file(s) changed: {', '.join(map(_v, paths))}{more}"
         case CommitMade():
             older = f" (and {record.omitted:,} older commits not recorded)" if record.omitted else ""
-            return "blue", f"● commit {_v(record.sha[:10])} {_v(record.message)}{older}"
+            said = _v(record.message) if verbose else _first_line(record.message)
+            return "blue", f"● commit {_v(record.sha[:10])} {said}{older}"
         case AgentStarted():
             return "dim", "agent started"
         case AgentTurnEnded():
