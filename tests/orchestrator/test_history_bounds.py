@@ -109,12 +109,20 @@ async def test_a_batch_of_commits_records_the_newest_and_counts_the_rest(workspa
 
 async def test_subjects_git_would_not_cut_by_width_are_cut_by_bytes(workspace: Workspace) -> None:
     """300,000 zero-width spaces have no width for git's ``%<(N,trunc)``; they are cut here, by
-    bytes. A line separator inside a subject is its text, not a second commit."""
-    commits(workspace.path, "\u200b".encode() * 300_000, "real\u2028".encode() + b"f" * 40)
-    first, second = await workspace.new_commits()
+    bytes, as is a subject of 3 MiB, as git prints it. A line separator inside a subject is its
+    text, not a second commit."""
+    commits(
+        workspace.path,
+        "\u200b".encode() * 300_000,
+        b"C" * (3 * 1024 * 1024),
+        "real\u2028".encode() + b"f" * 40,
+    )
+    first, second, third = await workspace.new_commits()
     assert len(first.message) <= NAME
     assert first.message.endswith("… [truncated: 900,000 bytes]")
-    assert second.message == "real\u2028" + "f" * 40
+    # More than a whole read may hold: only cut as it streams in is it read at all.
+    assert second.message.endswith("… [truncated: 3,145,728 bytes]")
+    assert third.message == "real\u2028" + "f" * 40
 
 
 async def test_a_commit_too_big_for_gits_heap_is_the_head_without_a_subject(workspace: Workspace) -> None:

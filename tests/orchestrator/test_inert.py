@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -18,8 +19,9 @@ from orchestrator.present.markdown import report_markdown
 from orchestrator.present.terminal import print_summary
 from orchestrator.present.timeline import lines
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import LogContents
+from orchestrator.session.eventlog import EventLog, LogContents, read_log
 from tests.orchestrator.test_report import EXPORT_TIME, RESULT, START, criterion, log
+from triggers import CommitMade
 
 FORGERY = (
     "\x1b[32m✓ tests #9: phase1 5/5\x1b[0m\r\u202eevil\u202c <script>alert(1)</script> "
@@ -114,3 +116,14 @@ def test_report_html_and_json_are_inert() -> None:
     written = json.dumps(report, indent=2)  # as runs.write_reports writes it
     assert not RAW.search(written)
     assert json.loads(written) == report
+
+
+def test_the_event_log_is_inert_to_print(tmp_path: Path) -> None:
+    """events.jsonl holds C1 controls and bidi overrides as \\u escapes (JSON escapes C0 itself),
+    and reads back the same text."""
+    log = EventLog.create(tmp_path / "events.jsonl", {})
+    log.append(CommitMade(1.0, "a" * 40, FORGERY), 1.0)
+    log.close()
+    assert not RAW.search((tmp_path / "events.jsonl").read_text(encoding="utf-8"))
+    (entry,) = read_log(tmp_path / "events.jsonl").entries
+    assert entry.record == CommitMade(1.0, "a" * 40, FORGERY)
