@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from orchestrator.session.watcher import Batch
 
 from orchestrator.session.workspace import EMPTY_TREE
+from triggers import CommitMade
 
 __all__ = ["Agent", "Repository", "SessionRunner", "TestRunner", "Watcher"]
 
@@ -68,8 +69,9 @@ class Repository(Protocol):
         addition; a file that became a link or the other way round is ``modified``).
         """
 
-    async def new_commits(self) -> list[tuple[str, str]]:
-        """Commits the agent made since the last call, oldest first: (sha, subject)."""
+    async def new_commits(self) -> list[CommitMade]:
+        """Commits the agent made since the last call, oldest first (at most ``ITEMS`` of them,
+        the first counting those left out: :class:`~triggers.CommitMade`)."""
 
 
 class TestRunner(Protocol):

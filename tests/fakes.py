@@ -25,7 +25,7 @@ from orchestrator.grading.testrun import TestRun
 from orchestrator.matrix.cells import SessionOrder
 from orchestrator.session.watcher import Batch
 from orchestrator.session.workspace import EMPTY_TREE
-from triggers import FileChange, PhaseResult
+from triggers import CommitMade, FileChange, PhaseResult
 
 Verdict = Callable[[dict[str, str], str], tuple[int, int]]
 
@@ -96,10 +96,10 @@ class FakeRepo:
         ]
         return sorted(gone + came)
 
-    async def new_commits(self) -> list[tuple[str, str]]:
+    async def new_commits(self) -> list[CommitMade]:
         new = self.world.commits[self._reported :]
         self._reported = len(self.world.commits)
-        return new
+        return [CommitMade(0.0, sha, subject) for sha, subject in new]
 
 
 class FakeWatcher:

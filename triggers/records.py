@@ -5,15 +5,21 @@ All are written to the event log exactly as they are: ``to_record()`` gives a JS
 dict whose ``kind`` names the type, and :func:`decode` turns such a dict back into the same
 object. Events and observations carry their time ``t`` (seconds since the session started);
 actions take the time of the event that caused them. Only events are engine inputs.
+
+A field an agent can make grow is bounded where the record is made: its type's ``bounds``
+names the field's cap (:mod:`triggers.bounds`), and the constructor applies it.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, fields
 from itertools import starmap
 from operator import itemgetter
 from typing import Any, ClassVar, Literal, get_args
+
+from triggers.bounds import DETAIL, ITEMS, NAME, OUTPUT, PATH, TEXT, Items, clip
 
 __all__ = [
     "ACTION_KINDS",
@@ -57,6 +63,8 @@ class _Record:
 
     __slots__ = ()
     kind: ClassVar[str]
+    #: the cap of each field an agent can make grow (see :mod:`triggers.bounds`)
+    bounds: ClassVar[dict[str, int | Items]] = {}
 
     def to_record(self) -> dict[str, Any]:
         """This record as a JSON-ready dict, ``kind`` first."""
@@ -131,21 +139,28 @@ class FileChange(_Record):
     """One path in a change batch."""
 
     kind: ClassVar[str] = "fs.change"
+    bounds: ClassVar[dict[str, int | Items]] = {"path": PATH}
     path: str
     change: Literal["added", "modified", "deleted"]
 
 
 @dataclass(frozen=True, slots=True)
 class FilesChanged(_Record):
-    """A debounced batch of workspace file changes made by the agent."""
+    """A debounced batch of workspace file changes made by the agent: the first :data:`ITEMS`
+    of them, and how many more there were (``omitted``; the engine sees only those recorded)."""
 
     kind: ClassVar[str] = "fs.changed"
+    bounds: ClassVar[dict[str, int | Items]] = {"changes": Items(ITEMS, "omitted")}
     t: float
     changes: tuple[FileChange, ...]
+    omitted: int = 0
 
     @classmethod
     def from_fields(cls, record: dict[str, Any]) -> FilesChanged:
-        return cls(record["t"], tuple(map(_CHANGES.__getitem__, map(_CHANGE, record["changes"]))))
+        # As written, never cut again: a log from before the cap replays as it was decided.
+        changes = tuple(map(_CHANGES.__getitem__, map(_CHANGE, record["changes"])))
+        made: FilesChanged = _EXACT[cls](record["t"], changes, record.get("omitted", 0))
+        return made
 
 
 _CHANGE = itemgetter("path", "change")
@@ -154,12 +169,18 @@ _CHANGES = _Interned(FileChange)
 
 @dataclass(frozen=True, slots=True)
 class CommitMade(_Record):
-    """The agent made a commit in its workspace repository."""
+    """The agent made a commit in its workspace repository; ``message`` is its subject.
+
+    A batch of more than :data:`ITEMS` new commits records only the newest ones: the first
+    of them counts the older ones left out (``omitted``).
+    """
 
     kind: ClassVar[str] = "git.commit"
+    bounds: ClassVar[dict[str, int | Items]] = {"sha": NAME, "message": NAME}
     t: float
     sha: str
     message: str = ""
+    omitted: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +190,7 @@ class TestOutcome(_Record):
     __test__ = False  # a record, not a pytest test class
 
     kind: ClassVar[str] = "tests.outcome"
+    bounds: ClassVar[dict[str, int | Items]] = {"id": PATH, "detail": DETAIL}
     id: str
     outcome: Literal["passed", "failed", "error", "skipped", "missing"]
     detail: str = ""
@@ -257,6 +279,7 @@ class TestsResult(_Record):
     __test__ = False  # a record, not a pytest test class
 
     kind: ClassVar[str] = "tests.result"
+    bounds: ClassVar[dict[str, int | Items]] = {"detail": DETAIL}
     t: float
     request: int
     snapshot: str
@@ -296,6 +319,7 @@ class AgentOutput(_Record):
     """Something the agent printed (an observation: the engine never sees it)."""
 
     kind: ClassVar[str] = "agent.output"
+    bounds: ClassVar[dict[str, int | Items]] = {"text": OUTPUT}
     t: float
     text: str
     stream: Literal["stdout", "stderr"] = "stdout"
@@ -345,6 +369,12 @@ class TurnSummary(_Record):
     """
 
     kind: ClassVar[str] = "turn.summary"
+    bounds: ClassVar[dict[str, int | Items]] = {
+        "final_message": TEXT,
+        "model": NAME,
+        "session": NAME,
+        "transcript": PATH,
+    }
     t: float
     turn: int
     seconds: float | None = None
@@ -474,25 +504,57 @@ _BY_KIND: dict[str, type[_Record]] = {
 
 
 def _store_through_slots(cls: type) -> None:
-    """Give a frozen record an ``__init__`` that stores each field through its slot's descriptor.
+    """Give a frozen record an ``__init__`` that bounds its fields (``bounds``) and stores each
+    through its slot's descriptor.
 
     A frozen dataclass's own ``__init__`` stores each field with ``object.__setattr__``, the
     generic path around the ``__setattr__`` that refuses; the slot's descriptor stores it
     directly, in about half the time. The engine builds about one record per event and a
     log's decoder one per line, so this is a measurable share of both. The parameters and
-    defaults stay the dataclass's own.
+    defaults stay the dataclass's own. A bounded field costs a type and length check; only a
+    value over its cap is cut. :data:`_EXACT` keeps a constructor that cuts nothing, for a
+    decoder that must give back what an older log holds.
     """
     if any(f.default_factory is not MISSING or not f.init for f in fields(cls)):
         raise TypeError(f"{cls.__name__}: a record's fields are plain values, each set by __init__")
     names = _FIELDS[cls]
+    bounds: dict[str, int | Items] = getattr(cls, "bounds", {})
     generated = cls.__dict__["__init__"]
     namespace: dict[str, Any] = {f"_set_{name}": cls.__dict__[name].__set__ for name in names}
-    body = "; ".join(f"_set_{name}(self, {name})" for name in names)
-    exec(f"def __init__(self, {', '.join(names)}):\n    {body}\n", namespace)
+    namespace["_clip"] = clip
+    counted = {cap.into: (name, cap.limit) for name, cap in bounds.items() if isinstance(cap, Items)}
+    stores = []
+    for name in names:
+        cap = bounds.get(name)
+        value = name
+        if isinstance(cap, int):
+            value = f"{name} if type({name}) is not str or len({name}) <= {cap} else _clip({name}, {cap})"
+        elif isinstance(cap, Items):
+            value = f"{name} if len({name}) <= {cap.limit} else {name}[:{cap.limit}]"
+        elif name in counted:
+            items, limit = counted[name]
+            value = f"{name} if len({items}) <= {limit} else {name} + len({items}) - {limit}"
+        stores.append(f"_set_{name}(self, {value})")
+    exact = "; ".join(f"_set_{name}(self, {name})" for name in names)
+    exec(f"def __init__(self, {', '.join(names)}):\n    {'; '.join(stores)}\n", namespace)
+    exec(f"def _exact(self, {', '.join(names)}):\n    {exact}\n", namespace)
     init = namespace["__init__"]
     for attribute in ("__defaults__", "__kwdefaults__", "__annotations__", "__qualname__"):
         setattr(init, attribute, getattr(generated, attribute))
     setattr(cls, "__init__", init)  # noqa: B010 -- mypy refuses assigning a method to a type
+    if bounds:
+        _EXACT[cls] = functools.partial(_made_exactly, cls, namespace["_exact"])
+
+
+def _made_exactly(cls: type, store: Callable[..., None], *values: Any) -> Any:
+    """A record of ``cls`` holding ``values`` as they are, no bound applied."""
+    made: Any = object.__new__(cls)
+    store(made, *values)
+    return made
+
+
+#: Per bounded record type: a constructor that cuts nothing (a decoder's, for older logs).
+_EXACT: dict[type, Callable[..., Any]] = {}
 
 
 for _cls in _FIELDS:

@@ -38,6 +38,7 @@ from orchestrator.agents.base import (
     message_text,
 )
 from orchestrator.agents.redaction import RedactedStream, Redactor
+from orchestrator.agents.transcript import InlineBudget
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading.processes import run_process_group, stop
 from orchestrator.system.agentfiles import AgentFolder
@@ -48,6 +49,7 @@ __all__ = ["END_MARKER", "TURN_DONE", "CommandAgent", "ProcessAgent"]
 END_MARKER = "<<<END OF MESSAGE>>>"
 TURN_DONE = "<<<TURN DONE>>>"
 _NOT_FOUND = 127  # what sh exits with when the command does not exist
+_DONE_LINE = 4096  # the longest line still read as TURN_DONE (spaces around it allowed)
 
 
 def agent_env(ctx: AgentContext, message_file: str = "") -> dict[str, str]:
@@ -147,6 +149,7 @@ class CommandAgent(TurnAgent):
         self.name = f"command:{shown}"
         self._turns = 0
         self._stream = RedactedStream(Redactor({}))
+        self._budget = InlineBudget()
 
     # --- hooks: what a turn sends and runs, and what becomes of its output ------------------
 
@@ -179,12 +182,14 @@ class CommandAgent(TurnAgent):
         """Called as the turn starts; returns what receives the command's output.
 
         Secret values of the environment (API keys, tokens) are redacted from what is
-        logged, whole lines at a time, so a secret printed in two pieces is caught too.
+        logged, whole lines at a time, so a secret printed in two pieces is caught too. The
+        log takes the turn's first :data:`~orchestrator.agents.transcript.INLINE_CHARS`.
         """
         self._stream = RedactedStream(Redactor.from_env(os.environ))
+        self._budget = InlineBudget()
 
         def output(chunk: str) -> None:
-            text = self._stream.feed(chunk)
+            text = self._budget.take(self._stream.feed(chunk))
             if text:
                 ctx.emit(AgentOutput(0.0, text))
 
@@ -192,7 +197,7 @@ class CommandAgent(TurnAgent):
 
     def end_turn(self, ctx: AgentContext, returncode: int | None) -> None:
         """Called as the turn ends, also when it is interrupted or times out (``returncode`` None)."""
-        rest = self._stream.flush()
+        rest = self._budget.take(self._stream.flush()) + self._budget.note()
         if rest:
             ctx.emit(AgentOutput(0.0, rest))
 
@@ -289,20 +294,26 @@ class ProcessAgent:
             await process.stdin.send(payload)  # if it exited, the reader reports that
 
     async def _read(self, ctx: AgentContext, process: Process, session: anyio.CancelScope) -> None:
+        """Log the output (each turn's first ``INLINE_CHARS``), and end a turn at ``TURN_DONE``."""
         assert process.stdout is not None
-        buffer = ""
+        line = ""  # the end of the output after its last line feed, while it may be TURN_DONE
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         stream = RedactedStream(Redactor.from_env(os.environ))
+        budget = InlineBudget()
         async for chunk in process.stdout:
             text = decoder.decode(chunk)
-            redacted = stream.feed(text)
+            redacted = budget.take(stream.feed(text))
             if redacted:
                 ctx.emit(AgentOutput(0.0, redacted))
-            buffer += text
-            *lines, buffer = buffer.split("\n")
-            if any(line.strip() == TURN_DONE for line in lines):
+            *lines, rest = (line + text).split("\n")
+            line = rest if len(rest) <= _DONE_LINE else ""  # so long a line is no TURN_DONE
+            if any(done.strip() == TURN_DONE for done in lines):
+                note = budget.note()
+                if note:
+                    ctx.emit(AgentOutput(0.0, note))
+                budget = InlineBudget()
                 self._turn_done.set()
-        rest = stream.flush()
+        rest = budget.take(stream.flush()) + budget.note()
         if rest:
             ctx.emit(AgentOutput(0.0, rest))
         ctx.emit(AgentExited(0.0, await process.wait()))

@@ -16,6 +16,11 @@ the host, outside every sandbox. So every git call changeup makes goes through :
 - it is stopped after a time limit (git blocks for good on a FIFO where an object should be).
 
 Filters a ``.gitattributes`` names resolve to no configuration, so none runs.
+
+The agent's objects are data it controls in size too: a commit whose subject is 200 MiB of one
+letter compresses to a few hundred bytes. :func:`git` can read such output bounded: each line cut
+as it streams in (never whole in memory), the whole output capped, git's own heap limited, and a
+time limit.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
+from anyio.abc import ByteReceiveStream
 
 from orchestrator.system.agentfiles import AgentFolder
+from triggers.bounds import marker
 
 __all__ = ["NEUTRAL", "TIMEOUT", "GitError", "git", "git_sync", "read_head"]
 
@@ -76,20 +83,112 @@ def _command(args: Sequence[str], env: Mapping[str, str] | None) -> tuple[list[s
 
 
 async def git(
-    args: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = TIMEOUT
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    line: int | None = None,
+    limit: int | None = None,
+    memory: int | None = None,
+    timeout: float = TIMEOUT,
 ) -> bytes:
     """Run a neutral ``git ARGS`` in ``cwd``; its standard output.
 
-    Killed after ``timeout`` seconds (a :class:`GitError`): git blocks for good on a FIFO where
-    it expects an object, and an agent's repository may hold one."""
+    For output the agent's data can size, each bound is optional: ``line`` cuts every line (and
+    every NUL-ended field) to that many bytes as it is read, followed by a marker of its whole
+    size (:func:`triggers.bounds.marker`); ``limit`` is the most bytes the output may keep, and
+    ``memory`` git's heap (``RLIMIT_DATA``: a commit too big to inflate within it is a git
+    error, not a host's worth of memory); ``timeout`` the seconds it may take (git blocks for
+    good on a FIFO where it expects an object, and an agent's repository may hold one). Going over
+    ``limit`` or ``timeout`` stops git and raises :class:`GitError`, as git's own failure does.
+    """
     command, environment = _command(args, env)
-    with anyio.move_on_after(timeout) as limit:
-        done = await anyio.run_process(command, cwd=cwd, env=environment, check=False)
-    if limit.cancelled_caught:
-        raise GitError(f"git {' '.join(args)} took more than {timeout:g} s and was stopped")
-    if done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {done.stderr.decode('utf-8', 'replace').strip()}")
-    return bytes(done.stdout)
+    if memory is not None:  # the shell sets git's limit, then becomes git
+        command = ["sh", "-c", 'ulimit -d "$1" && shift && exec "$@"', "sh", str(memory // 1024), *command]
+    output = _Output(line, limit)
+    errors = bytearray()
+    process = await anyio.open_process(command, cwd=cwd, env=environment, stdin=subprocess.DEVNULL)
+    try:
+        with anyio.move_on_after(timeout) as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_read_errors, process.stderr, errors)
+                assert process.stdout is not None
+                async for chunk in process.stdout:
+                    if not output.feed(chunk):
+                        process.kill()
+                        break
+            await process.wait()
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.kill()
+            await process.aclose()
+    said = f"git {' '.join(args)}"
+    if scope.cancelled_caught:
+        raise GitError(f"{said} took more than {timeout:g} s and was stopped")
+    if output.over:
+        raise GitError(f"{said} printed more than {limit:,} bytes")
+    if process.returncode != 0:
+        raise GitError(f"{said} failed: {errors.decode('utf-8', 'replace').strip()}")
+    return output.finish()
+
+
+#: How much of git's standard error a failure keeps (its last bytes: where git says why).
+_ERRORS = 8192
+_ENDS = re.compile(rb"[\n\0]")
+
+
+async def _read_errors(stream: ByteReceiveStream | None, into: bytearray) -> None:
+    """Keep the last :data:`_ERRORS` bytes of ``stream``."""
+    assert stream is not None
+    async for chunk in stream:
+        into += chunk
+        del into[:-_ERRORS]
+
+
+class _Output:
+    """git's output as it streams in, each line cut to ``line`` bytes and the whole to ``limit``."""
+
+    def __init__(self, line: int | None, limit: int | None) -> None:
+        self.line = line
+        self.limit = limit
+        self.over = False
+        self._out = bytearray()
+        self._seen = 0  # bytes of the current line so far, kept or not
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take a chunk; False once the output is over its limit."""
+        if self.line is None:
+            self._out += chunk
+        else:
+            start = 0
+            for end in _ENDS.finditer(chunk):
+                self._part(chunk[start : end.start()])
+                self._end()
+                self._out += end.group()
+                start = end.end()
+            self._part(chunk[start:])
+        self.over = self.limit is not None and len(self._out) > self.limit
+        return not self.over
+
+    def finish(self) -> bytes:
+        """The output, its last line marked if it was cut."""
+        if self.line is not None:
+            self._end()
+        return bytes(self._out)
+
+    def _part(self, piece: bytes) -> None:
+        assert self.line is not None
+        room = self.line - self._seen
+        if room > 0:
+            self._out += piece[:room]
+        self._seen += len(piece)
+
+    def _end(self) -> None:
+        assert self.line is not None
+        if self._seen > self.line:
+            self._out += marker(self._seen).encode()
+        self._seen = 0
 
 
 def git_sync(

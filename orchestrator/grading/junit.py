@@ -28,21 +28,23 @@ class Verdict:
     detail: str = ""
 
 
-def read_junit(path: Path, *, prefix: str = "") -> list[Verdict]:
-    """Verdicts of every ``<testcase>`` in ``path``.
+def read_junit(source: Path | bytes, *, prefix: str = "", name: str = "") -> list[Verdict]:
+    """Verdicts of every ``<testcase>`` in ``source``: a file, or the bytes of one document
+    (``name`` says where they came from). Anything after the document is an error.
 
     With a ``file`` attribute (pytest's xunit1) the id is pytest's node id,
     ``file::Class::name``; otherwise it is ``classname::name``. ``prefix`` is put in front
     of ids that do not start with it (a command phase's ids get the phase name).
     """
+    name = name or (source.name if isinstance(source, Path) else "the JUnit XML")
     try:
-        root = ET.parse(path).getroot()
+        root = ET.parse(source).getroot() if isinstance(source, Path) else ET.fromstring(source)
     except FileNotFoundError:
-        raise JUnitError(f"no JUnit XML was written to {path.name}") from None
+        raise JUnitError(f"no JUnit XML was written to {name}") from None
     except ET.ParseError as error:
-        raise JUnitError(f"{path.name} is not XML: {error}") from None
+        raise JUnitError(f"{name} is not XML: {error}") from None
     if root.tag not in ("testsuites", "testsuite"):
-        raise NotJUnit(f"{path.name} is not JUnit XML (root element <{root.tag}>)")
+        raise NotJUnit(f"{name} is not JUnit XML (root element <{root.tag}>)")
     return [_verdict(case, prefix) for case in root.iter("testcase")]
 
 

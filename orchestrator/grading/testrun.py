@@ -8,7 +8,8 @@ workspace. It copies each phase's tests to ``<run>/hidden/<phase>_<random>``
 the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``): under bubblewrap and
 inside ``async with runner``, as a fork of the session's warm interpreter (``warm.py``);
 otherwise in a fresh interpreter, as every weaker sandbox does. A ``command:`` phase runs its
-command instead, a verifier with its task's mounts (``verifier.py``). A listed test that
+command instead, a verifier with its task's mounts (``verifier.py``); its JUnit XML comes
+through a pipe changeup reads, never a file the code under test could write. A listed test that
 did not report is *missing* and a skipped hidden test counts as failed: a hidden test passes
 only by running. Whatever the run's status, the policy (``policy.py``) decides whether its
 verdicts count; those that do not are voided here, before anyone reads them.
@@ -53,6 +54,8 @@ from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
 from orchestrator.grading.testids import covers, list_tests
 from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
 from orchestrator.grading.verifier import (
+    JUNIT_LIMIT,
+    JUNIT_NAME,
     CannotMount,
     ResultError,
     could_not_start,
@@ -61,6 +64,7 @@ from orchestrator.grading.verifier import (
 )
 from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
 from orchestrator.seams import Repository
+from orchestrator.system import ResultPipe
 from triggers import PhaseResult, TestOutcome
 
 __all__ = ["PytestRunner", "TestRun", "refused", "superseded_by"]
@@ -451,20 +455,19 @@ class PytestRunner:
 
     async def _command(self, folder: Path, hidden: HiddenCopy, phase: Phase) -> Judgement:
         """A ``command:`` phase's run, judged by the result it leaves; a verifier's with its
-        task's view (``verifier.py``)."""
+        task's view (``verifier.py``).
+
+        Its JUnit XML comes through a pipe only changeup reads (``$CHANGEUP_JUNIT``), not a file
+        the code under test could replace; a plain command's exit must agree with it.
+        """
         assert phase.command is not None
         places = self.sandbox.places(folder, self.environment)
-        junit = folder / "out" / f"junit-{phase.id}.xml"
-        env = {
-            **self._env(places),
-            "CHANGEUP_JUNIT": str(places.out / junit.name),
-            "CHANGEUP_TESTS": str(places.hidden / hidden.folder_of(phase.id)),
-        }
         argv = ["sh", "-c", phase.command]
         results: Path | None = None
-        if phase.verifier is None:
-            confined = self._confined(folder, argv, runtime=None)
-        else:
+        mounts: list[Mount] = []
+        workdir: PurePosixPath | None = None
+        env = {**self._env(places), "CHANGEUP_TESTS": str(places.hidden / hidden.folder_of(phase.id))}
+        if phase.verifier is not None:
             results = _results_folder(folder, phase)
             try:
                 mounts = verifier_mounts(
@@ -479,21 +482,43 @@ class PytestRunner:
                 return Judgement("invalid", [], str(error))
             env.update(CHANGEUP_TESTS=phase.verifier.tests, PYTHONPATH=phase.verifier.workspace)
             workdir = PurePosixPath(phase.verifier.workspace)
-            confined = self._confined(folder, argv, runtime=None, mounts=mounts, workdir=workdir)
-        finished = await run_process_group(confined, cwd=folder / "ws", env=env, timeout=self.timeout)
+        confined = self._confined(folder, argv, runtime=None, mounts=mounts, workdir=workdir)
+        junit = ResultPipe(JUNIT_LIMIT)
+        env["CHANGEUP_JUNIT"] = junit.path
+        async with junit, anyio.create_task_group() as group:
+            group.start_soon(junit.read)
+            finished = await run_process_group(
+                confined, cwd=folder / "ws", env=env, timeout=self.timeout, pass_fds=(junit.fd,)
+            )
+            await junit.close_writer()
+            group.cancel_scope.cancel()
         if finished.timed_out:
             return Judgement("timeout", [], f"{phase.id}'s test command timed out after {self.timeout:g}s")
+        code = finished.returncode
+        said = last_lines(finished.output, 6)
         try:
-            return Judgement("ok", read_results(phase.id, junit, results))
+            if junit.over:
+                raise ResultError(f"{JUNIT_NAME} got {junit.size:,} bytes, more than a result may have")
+            verdicts = read_results(phase.id, junit.data, results)
         except ResultError as error:
-            code = finished.returncode
-            said = last_lines(finished.output, 6)
-            if could_not_start(code, junit, results):  # nothing of the agent's ran: never its zero
+            if could_not_start(code, junit.data, results):  # nothing of the agent's ran: never its zero
                 why = f"{phase.id}'s test command could not start (exit {code}): {said}"
                 return Judgement("invalid", [], why)
             # The command ran the agent's code and left no results: nothing of it counts.
             why = f"{phase.id}'s test command (exit {code}) left no results: {error}"
             return Judgement("tampered", [], f"{why}; its output ended: {said}" if said else why)
+        if (
+            phase.verifier is None
+            and code != 0
+            and not any(v.outcome in ("failed", "error") for v in verdicts)
+        ):
+            # A runner that failed reports a failure; one that says all passed exits 0.
+            why = (
+                f"{phase.id}'s test command exited {code}, yet its JUnit XML reports no failing test: "
+                "a result its own exit contradicts is not believed"
+            )
+            return Judgement("tampered", [], f"{why}; its output ended: {said}" if said else why)
+        return Judgement("ok", verdicts)
 
     def _results(
         self,

@@ -10,12 +10,17 @@ Only bubblewrap can make those mounts; under a weaker sandbox the phase is *inva
 
 **What it reports** (:func:`read_results`), the first of these found:
 
-1. JUnit XML: the ``*.xml`` files at the top of the results folder, and ``$CHANGEUP_JUNIT``
-   (a plain ``command:`` phase reads only this one). Well-formed XML of another kind (a
-   coverage report) is not a result and is passed over.
+1. JUnit XML: what the command wrote to ``$CHANGEUP_JUNIT`` (a plain ``command:`` phase reads
+   only this), and the ``*.xml`` files at the top of the results folder. Well-formed XML of
+   another kind in the folder (a coverage report) is not a result and is passed over.
 2. ``reward.json``: an object of named rewards (Harbor keeps its numeric entries and ignores
    the rest, and so does changeup). Each becomes a test ``<phase>/verifier::<name>``.
 3. ``reward.txt``: one number, the test ``<phase>/verifier::reward``.
+
+``$CHANGEUP_JUNIT`` is a pipe changeup reads (``orchestrator/system/pipes.py``), not a file: what
+is written to it counts in the order it was written, and it must be one JUnit document; a
+second document (a forgery before the runner's own, or after it) makes it malformed. Nothing
+written once the command has exited counts: its whole tree is killed first.
 
 A reward is a number from 0 to 1, and its test passes only at 1: a phase passes or fails, so
 a partial reward is a failed test whose detail keeps the number. A reward outside 0..1 (a
@@ -23,13 +28,21 @@ count, say) is not a reward: the result is malformed rather than guessed at. Har
 ``reward.json`` over ``reward.txt`` too; the verifier's exit code is not a verdict (Harbor
 ignores it, and many ``test.sh`` exit 1 on a failing reward).
 
-**When there is none.** A result that is missing or malformed means the command ran, the
+When there is none.** A result that is missing or malformed means the command ran, the
 agent's code with it, and left nothing that can be believed: the run is *tampered* (void),
 as for any test command. The exception is a command that could not start: the shell's exit
 126 (not executable) or 127 (not found, e.g. no ``bash`` or ``python3`` on this machine)
 with nothing written, neither a JUnit file nor anything in the results folder, is the
 grader's environment failing, never the agent's: *invalid*, like a pytest harness that
 cannot start. A verifier should therefore write its result on every path, as Harbor's do.
+
+**What the code under test can still write.** The results folder is writable by the task's
+contract, and the agent's code runs inside the verifier with its rights: it can write a reward
+there, as it could under Harbor; changeup cannot tell it from the verifier's. And code that runs
+in the test runner's own process can write a passing document to the pipe and end the process
+before the runner writes its own: one document, no contradiction. Only a run whose deciding
+process never runs the agent's code (the pytest harness's checks; a separate process for the
+code under test) is beyond that.
 
 Result files are read only as regular files of bounded size: a link the command left there
 would otherwise have changeup read a file of the machine for it.
@@ -47,6 +60,8 @@ from orchestrator.grading.junit import JUnitError, NotJUnit, Verdict, read_junit
 from orchestrator.grading.sandbox import Mount, Sandbox, mount_problem
 
 __all__ = [
+    "JUNIT_LIMIT",
+    "JUNIT_NAME",
     "REWARD_FILE",
     "REWARD_JSON",
     "REWARD_TXT",
@@ -57,6 +72,8 @@ __all__ = [
     "verifier_mounts",
 ]
 
+#: The most a command's JUnit XML may hold, on its pipe or as a file of the results folder.
+JUNIT_LIMIT = 16 * 1024 * 1024
 REWARD_TXT = "reward.txt"
 REWARD_JSON = "reward.json"
 #: The file part of a reward's test id: ``<phase>/verifier::reward``.
@@ -64,7 +81,8 @@ REWARD_FILE = "verifier"
 #: The shell's exit codes for a program it could not run: not executable (126), not found (127).
 NOT_STARTED = (126, 127)
 _REWARD_LIMIT = 1024 * 1024
-_JUNIT_LIMIT = 64 * 1024 * 1024
+#: What ``$CHANGEUP_JUNIT`` is called in what a person reads.
+JUNIT_NAME = "$CHANGEUP_JUNIT"
 _EXAMPLE = '{"reward": 1}'
 
 
@@ -109,21 +127,24 @@ def verifier_mounts(
     ]
 
 
-def read_results(phase: str, junit: Path, results: Path | None = None) -> list[Verdict]:
-    """The verdicts a command left: its JUnit XML, else (a verifier's ``results`` folder) its
-    ``reward.json``, else its ``reward.txt``; :class:`ResultError` when there is none that reads."""
+def read_results(phase: str, junit: bytes, results: Path | None = None) -> list[Verdict]:
+    """The verdicts a command left: the JUnit XML it wrote to its pipe (``junit``) and in its
+    ``results`` folder (a verifier's), else that folder's ``reward.json``, else its
+    ``reward.txt``; :class:`ResultError` when there is none that reads."""
     prefix = f"{phase}/"
-    candidates = [junit] if os.path.lexists(junit) else []
-    candidates += sorted(results.glob("*.xml")) if results is not None else []
     verdicts: list[Verdict] = []
     read = 0
-    for path in candidates:
-        _check_file(path, _JUNIT_LIMIT)
+    if junit:
+        try:
+            verdicts += read_junit(junit, prefix=prefix, name=JUNIT_NAME)
+        except JUnitError as error:  # the pipe named for JUnit must hold JUnit, one document of it
+            raise ResultError(str(error)) from None
+        read += 1
+    for path in sorted(results.glob("*.xml")) if results is not None else []:
+        _check_file(path, JUNIT_LIMIT)
         try:
             verdicts += read_junit(path, prefix=prefix)
-        except NotJUnit as error:
-            if path == junit:  # the file named for JUnit must be JUnit
-                raise ResultError(str(error)) from None
+        except NotJUnit:
             continue
         except JUnitError as error:
             raise ResultError(str(error)) from None
@@ -131,21 +152,21 @@ def read_results(phase: str, junit: Path, results: Path | None = None) -> list[V
     if read:
         return verdicts
     if results is None:
-        raise ResultError(f"no JUnit XML was written to {junit.name}")
+        raise ResultError(f"no JUnit XML was written to {JUNIT_NAME}")
     if os.path.lexists(results / REWARD_JSON):
         return _reward_json(results / REWARD_JSON, prefix)
     if os.path.lexists(results / REWARD_TXT):
         return _reward_txt(results / REWARD_TXT, prefix)
     raise ResultError(
         f"the results folder holds no JUnit XML (*.xml), {REWARD_JSON} or {REWARD_TXT}, "
-        f"and no JUnit XML was written to {junit.name}"
+        f"and no JUnit XML was written to {JUNIT_NAME}"
     )
 
 
-def could_not_start(returncode: int | None, junit: Path, results: Path | None) -> bool:
+def could_not_start(returncode: int | None, junit: bytes, results: Path | None) -> bool:
     """Whether a command that left no result never started: the shell could not run it, and it
     wrote nothing at all (a verifier that wrote anything had started)."""
-    if returncode not in NOT_STARTED or os.path.lexists(junit):
+    if returncode not in NOT_STARTED or junit:
         return False
     return results is None or not any(results.iterdir())
 

@@ -11,7 +11,6 @@ import anyio
 import click
 from rich.console import Console
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +25,7 @@ from orchestrator.grading.agent_sandbox import Share
 from orchestrator.grading.venvs import EnvironmentFailure
 from orchestrator.importers import FORMATS, ImportRefused, SourceError, import_task
 from orchestrator.present.exits import EXIT_TABLE, BadInput, Exit, failures
+from orchestrator.present.inert import terminal
 from orchestrator.present.logging_config import configure
 from orchestrator.present.matrix_cli import compare_command, review_command, run_matrix
 from orchestrator.present.phrases import clock
@@ -425,7 +425,7 @@ def run_command(
         live.stop()
         if folders:
             write_reports(challenge, folders[0])
-            console.print(escape(f"interrupted; what happened so far is in {folders[0].path}"))
+            console.print(terminal(f"interrupted; what happened so far is in {folders[0].path}"))
         sys.exit(Exit.INTERRUPTED)
     finally:
         live.stop()
@@ -480,7 +480,7 @@ def agents_command(as_json: bool) -> None:
         table.add_row(
             row["preset"],
             row["binary"],
-            escape(row["path"]) if row["installed"] else "[red]no[/]",
+            terminal(row["path"]) if row["installed"] else "[red]no[/]",
             row["version"] or ("unknown" if row["installed"] else "—"),
         )
     _stdout().print(table)
@@ -503,10 +503,10 @@ def calibration_table(checks: list[Check]) -> Table:
         table.add_column(column, overflow="fold")
     for check in checks:
         table.add_row(
-            escape(check.challenge),
-            escape(check.run),
-            escape(check.expected),
-            escape(check.got),
+            terminal(check.challenge),
+            terminal(check.run),
+            terminal(check.expected),
+            terminal(check.got),
             "✓" if check.ok else "✗",
             style=None if check.ok else "red",
         )
@@ -554,14 +554,14 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
 
     def progress(check: Check) -> None:
         mark = "[green]ok[/]" if check.ok else "[red]MISS[/]"
-        console.print(f"{mark} {escape(f'{check.challenge} {check.run}: {check.got}')}")
+        console.print(f"{mark} {terminal(f'{check.challenge} {check.run}: {check.got}')}")
 
     checks = anyio.run(
         lambda: calibrate(challenges, out, trials=trials, jobs=jobs, judge=judge, on_check=progress)
     )
     console.print(calibration_table(checks))
     misses = [c for c in checks if not c.ok]
-    console.print(escape(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}"))
+    console.print(terminal(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}"))
     sys.exit(Exit.FAILED if misses else Exit.OK)
 
 
@@ -671,7 +671,7 @@ def replay_command(
         what = f"{records} record(s), none of them an engine event" if records else "only its header"
         return click.ClickException(f"{folder.log}: nothing to replay: the log has {what}")
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # a record is one line: none starts mid-text
     if rescore or speed is not None:  # both need the whole log; only a plain replay streams
         try:
             contents = read_log(folder.log)
@@ -689,17 +689,17 @@ def replay_command(
                 rescored = anyio.run(lambda: rescore_run(challenge, folder, contents, judge, progress))
         except (EnvironmentFailure, RescoreError) as error:
             raise click.ClickException(str(error)) from None
-        console.print(escape(f"re-tested {rescored.runs} snapshot(s) with {challenge.root}"))
+        console.print(terminal(f"re-tested {rescored.runs} snapshot(s) with {challenge.root}"))
         for change in rescored.changes or ["no verdict changed"]:
-            console.print(escape(f"  {change}"))
-        console.print(escape(f"report: {folder.path / 'report-rescored.md'}"))
+            console.print(terminal(f"  {change}"))
+        console.print(terminal(f"report: {folder.path / 'report-rescored.md'}"))
         return
     if speed is not None:
         if speed <= 0:
             raise click.BadParameter("must be above 0", param_hint="--speed")
 
         def show(style: str, text: str) -> None:
-            console.print(escape(text), style=style)
+            console.print(terminal(text), style=style)
 
         play(contents.entries, speed, show, time.sleep)
         return
@@ -718,13 +718,13 @@ def replay_command(
         )
         return
     divergence = result.divergence
-    console.print(f"[red]diverges[/] at seq {divergence.seq}: {escape(divergence.reason)}")
+    console.print(f"[red]diverges[/] at seq {divergence.seq}: {terminal(divergence.reason)}")
     console.print("recorded:")
     for record in divergence.expected or [{"kind": "(no decision)"}]:
-        console.print(escape(f"  {json.dumps(record)}"))
+        console.print(terminal(f"  {json.dumps(record)}"))
     console.print("the engine now decides:")
     for record in divergence.got or [{"kind": "(no decision)"}]:
-        console.print(escape(f"  {json.dumps(record)}"))
+        console.print(terminal(f"  {json.dumps(record)}"))
     console.print("around it:")
     try:  # read again, as far as the window's end: memory stays bounded, however long the log
         for raw in log:
@@ -735,7 +735,7 @@ def replay_command(
                 shown = describe(entry.record, verbose=True)
                 mark = "→" if entry.seq == divergence.seq else " "
                 text = shown[1] if shown else entry.record.kind
-                console.print(escape(f" {mark} seq {entry.seq:>5}  {clock(entry.t)}  {text}"))
+                console.print(terminal(f" {mark} seq {entry.seq:>5}  {clock(entry.t)}  {text}"))
     except EventLogError as error:
         raise click.ClickException(str(error)) from None
     sys.exit(1)
@@ -771,7 +771,7 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
       changeup show runs/<live run> --follow
     """
     folder, contents = _opened(run)
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # a record is one line: none starts mid-text
     if message is not None:
         queued = messages(contents.entries)
         if message > len(queued):
@@ -780,14 +780,16 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
             )
         picked = queued[message - 1]
         console.print(
-            f"#{message} {picked['trigger']} ({picked['kind']}), queued {clock(picked['queued_at'])}:"
+            terminal(
+                f"#{message} {picked['trigger']} ({picked['kind']}), queued {clock(picked['queued_at'])}:"
+            )
         )
-        console.print(escape(picked["text"].rstrip()))
+        console.print(terminal(picked["text"].rstrip(), lines=True))
         return
     header = contents.header
     console.print(
-        f"[bold]{escape(str(header.get('challenge')))}[/] with [bold]{escape(str(header.get('agent')))}[/], "
-        f"started {header.get('started_at')}"
+        f"[bold]{terminal(str(header.get('challenge')))}[/] with "
+        f"[bold]{terminal(str(header.get('agent')))}[/], started {terminal(str(header.get('started_at')))}"
     )
     seen = 0
     counted: dict[str, int] = {}
@@ -795,7 +797,7 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
         fresh = contents.entries[seen:]
         seen = len(contents.entries)
         for _, style, text in lines(fresh, verbose=verbose, counted=counted):
-            console.print(escape(text), style=style)
+            console.print(terminal(text), style=style)
         done = finished(contents.entries)
         live = folder.live()
         if done or live is False or not follow:

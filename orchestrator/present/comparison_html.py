@@ -7,9 +7,9 @@ script lets a click on an agent's name keep only that agent's rows of the tables
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
+from orchestrator.present import inert
 from orchestrator.present.comparison_text import (
     CELL_COLUMNS,
     agent_lines,
@@ -58,8 +58,7 @@ SCRIPT = """
 """
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+_e = inert.html  # every value: control characters shown, then escaped for text or a quoted attribute
 
 
 def _table(headers: list[str], rows: list[tuple[dict[str, str], list[str]]]) -> str:

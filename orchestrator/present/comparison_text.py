@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.matrix.decision import trial_label
+from orchestrator.present.inert import markdown, markdown_block, terminal
 from orchestrator.present.phrases import duration, made_in, percent
 
 __all__ = [
@@ -272,9 +272,9 @@ def _title(comparison: dict[str, Any]) -> str:
 def comparison_markdown(comparison: dict[str, Any]) -> str:
     """``compare.md``."""
     agents = " vs ".join(a["name"] for a in comparison["matrix"]["agents"])
-    out = [f"# Comparison: {agents}", "", _title(comparison), "", "## Decision", ""]
-    out += ["```", *decision_lines(comparison), "```", "", "## Rates", ""]
-    out += [f"- {line}" for line in agent_lines(comparison)]
+    out = [f"# Comparison: {markdown(agents)}", "", markdown(_title(comparison)), "", "## Decision", ""]
+    out += [markdown_block("\n".join(decision_lines(comparison))), "", "## Rates", ""]
+    out += [f"- {markdown(line)}" for line in agent_lines(comparison)]
     out += [
         "",
         "## Per challenge and agent",
@@ -288,12 +288,18 @@ def comparison_markdown(comparison: dict[str, Any]) -> str:
         _md_table(pair_columns(comparison), pair_rows(comparison)),
     ]
     if comparison.get("fresh_vs_evolving"):
-        out += ["", "## Fresh against evolving", "", *(f"- {line}" for line in fresh_lines(comparison)), ""]
+        out += [
+            "",
+            "## Fresh against evolving",
+            "",
+            *(f"- {markdown(line)}" for line in fresh_lines(comparison)),
+        ]
+        out.append("")
         out.append(_md_table(fresh_columns(), fresh_rows(comparison)))
-    out += ["", "## Scope", "", *(f"- {line}" for line in scope_lines(comparison))]
-    out += ["", "## Prohibited effects", "", *(f"- {line}" for line in effect_lines(comparison))]
+    out += ["", "## Scope", "", *(f"- {markdown(line)}" for line in scope_lines(comparison))]
+    out += ["", "## Prohibited effects", "", *(f"- {markdown(line)}" for line in effect_lines(comparison))]
     out += ["", "## What the sample does not cover", ""]
-    out += [f"- {note}" for note in comparison["not_covered"]]
+    out += [f"- {markdown(note)}" for note in comparison["not_covered"]]
     reviews = comparison["reviews"]
     out += [
         "",
@@ -301,29 +307,29 @@ def comparison_markdown(comparison: dict[str, Any]) -> str:
         "",
         f"{reviews['confirmed']} confirmed, {reviews['dismissed']} dismissed, {reviews['pending']} pending",
     ]
-    out += ["", "## Attempts", "", "```", *provenance_lines(comparison), "```", ""]
+    out += ["", "## Attempts", "", markdown_block("\n".join(provenance_lines(comparison))), ""]
     return "\n".join(out)
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> str:
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |"
+        return "| " + " | ".join(markdown(cell) for cell in cells) + " |"
 
     return "\n".join([line(headers), line(["---"] * len(headers)), *(line(row) for row in rows)])
 
 
 def print_comparison(comparison: dict[str, Any], console: Console) -> None:
     """The comparison in the terminal: the verdict, the rates, and the per challenge x agent table."""
-    console.print(escape(_title(comparison)))
+    console.print(terminal(_title(comparison)))
     for line in decision_lines(comparison):
-        console.print(escape(line), style="bold" if line.startswith("Should") else None)
+        console.print(terminal(line), style="bold" if line.startswith("Should") else None)
     for line in [*agent_lines(comparison), *fresh_lines(comparison)]:
-        console.print(escape(line))
+        console.print(terminal(line))
     table = Table(title="per challenge and agent", title_justify="left")
     for header, _ in CELL_COLUMNS:
         table.add_column(header, overflow="fold")
     for cell in comparison["cells"]:
-        table.add_row(*(escape(text) for text in cell_row(cell)))
+        table.add_row(*(terminal(text) for text in cell_row(cell)))
     console.print(table)
     for note in comparison["not_covered"]:
-        console.print(escape(f"not covered: {note}"))
+        console.print(terminal(f"not covered: {note}"))

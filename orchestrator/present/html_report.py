@@ -3,15 +3,16 @@
 The timeline is an inline SVG drawn from the event log: one band per phase from the moment
 it unlocked, the share of its tests passing over time as a step line inside the band, and
 markers for every trigger that fired and every message delivered. Each trigger marker
-carries ``data-trigger`` so tests (and people with devtools) can find it.
+carries ``data-trigger`` so tests (and people with devtools) can find it. Every value goes
+through :func:`~orchestrator.present.inert.html`.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
+from orchestrator.present import inert
 from orchestrator.present.phrases import (
     cause,
     clock,
@@ -66,8 +67,7 @@ document.body.dataset.ready = 'yes';
 """
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+_e = inert.html  # every value: control characters shown, then escaped for text or a quoted attribute
 
 
 def report_html(report: dict[str, Any], entries: Sequence[Entry]) -> str:

@@ -2,7 +2,9 @@
 
 One behaviour for every command, on a terminal or not: warnings and errors only (every event
 with ``--verbose``), as lines for people, coloured only on a terminal. JSON lines, with the
-session's events at ``info`` too, only when asked: ``CHANGEUP_LOG=json``.
+session's events at ``info`` too, only when asked: ``CHANGEUP_LOG=json``. Every text value is
+shown inert (:func:`~orchestrator.present.inert.visible`): a commit subject logged with
+``--verbose`` cannot act on the terminal.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import os
 import sys
 
 import structlog
+from structlog.typing import EventDict, WrappedLogger
+
+from orchestrator.present.inert import visible
 
 __all__ = ["LOG_FORMAT", "configure"]
 
@@ -33,9 +38,15 @@ def configure(*, verbose: bool = False) -> None:
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _inert,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def _inert(logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
+    """Every text value of ``event`` with its control characters shown as escapes."""
+    return {key: visible(value) if isinstance(value, str) else value for key, value in event.items()}

@@ -1,10 +1,18 @@
-"""``report.md``: a finished run's report as Markdown."""
+"""``report.md``: a finished run's report as Markdown.
+
+Every value taken from the report goes through :func:`~orchestrator.present.inert.markdown` (or,
+for lines shown as written, :func:`~orchestrator.present.inert.markdown_block`): no raw HTML,
+link, emphasis or table cell starts from what an agent wrote. The messages to the agent are
+the challenge author's Markdown and are shown as such.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from orchestrator.present.exits import agent_failures
+from orchestrator.present.inert import markdown as md
+from orchestrator.present.inert import markdown_block
 from orchestrator.present.phrases import (
     cause,
     clock,
@@ -39,35 +47,37 @@ def report_markdown(report: dict[str, Any]) -> str:
     score = report["score"]
     challenge = run["challenge"]
     rescore = rescore_line(report)
-    out = [f"# {challenge['title'] or challenge['id']}", ""]
+    out = [f"# {md(challenge['title'] or challenge['id'])}", ""]
     if rescore:
-        out += [f"> **{rescore}**", ""]
+        out += [f"> **{md(rescore)}**", ""]
+    start = start_line(report)
     out += [
-        f"**{headline(report)}**",
+        f"**{md(headline(report))}**",
         "",
-        f"- challenge: `{challenge['id']}`" + (f" ({challenge['pattern']})" if challenge["pattern"] else ""),
-        f"- agent: `{run['agent']}`",
-        *([f"- {start_line(report)}"] if start_line(report) else []),
-        f"- started: {run['started_at']}; ran {ran(run)}",
-        f"- ended: {run['end_reason'] or run['status']}"
-        + (f" ({run['end_detail']})" if run["end_detail"] else ""),
+        f"- challenge: {md(challenge['id'])}"
+        + (f" ({md(challenge['pattern'])})" if challenge["pattern"] else ""),
+        f"- agent: {md(run['agent'])}",
+        *([f"- {md(start)}"] if start else []),
+        f"- started: {md(run['started_at'])}; ran {md(ran(run))}",
+        f"- ended: {md(run['end_reason'] or run['status'])}"
+        + (f" ({md(run['end_detail'])})" if run["end_detail"] else ""),
     ]
     if run["status"] == "invalid":
-        out.append(f"- invalid because: {first_line(run['detail'], 300)}")
+        out.append(f"- invalid because: {md(first_line(run['detail'], 300))}")
     else:
         out += [
             f"- changed requirement (latest phase): {ratio(score['changed'])} tests pass; "
             f"preserved behaviour (earlier phases): {ratio(score['preserved'])}",
-            f"- graded on the {score['graded_on']}"
+            f"- graded on the {md(score['graded_on'])}"
             + (
-                f" — grading {score['grading_status']}: {score['grading_detail']}"
+                f" — grading {md(score['grading_status'])}: {md(score['grading_detail'])}"
                 if score["grading_status"] not in ("ok", "missing")
                 else ""
             ),
         ]
-    out += [f"- **{problem}**" for problem in agent_failures(report)]
+    out += [f"- **{md(problem)}**" for problem in agent_failures(report)]
     if run["detail"] and "\n" in run["detail"].strip():  # a traceback, in full
-        out += ["", "```", run["detail"], "```"]
+        out += ["", markdown_block(run["detail"])]
     if score["total"] is not None:
         out += _score_markdown(report)
     out += [
@@ -78,10 +88,11 @@ def report_markdown(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for phase in report["phases"]:
-        name = phase["id"] + (f" — {phase['title']}" if phase["title"] else "")
+        name = md(phase["id"] + (f" — {phase['title']}" if phase["title"] else ""))
+        by = md(phase["unlocked_by"] or "—")
         out.append(
-            f"| {name} | {phase['weight']:g} | {clock(phase['unlocked_at'])} | {phase['unlocked_by'] or '—'} "
-            f"| {clock(phase['first_passed_at'])} | {tests_cell(phase)} | {phase['score'] * 100:.0f}% |"
+            f"| {name} | {phase['weight']:g} | {clock(phase['unlocked_at'])} | {by} "
+            f"| {clock(phase['first_passed_at'])} | {md(tests_cell(phase))} | {phase['score'] * 100:.0f}% |"
         )
     if any(phase.get("retired") for phase in report["phases"]):
         out += [
@@ -94,7 +105,8 @@ def report_markdown(report: dict[str, Any]) -> str:
         out += ["", "### Test groups", ""]
         for phase, groups in grouped:
             note = policy_note(phase)
-            out.append(f"- {phase['id']} {tests_cell(phase)}: {groups}" + (f" — {note}" if note else ""))
+            line = f"{phase['id']} {tests_cell(phase)}: {groups}" + (f" — {note}" if note else "")
+            out.append(f"- {md(line)}")
     if report.get("rubric"):
         out += _rubric_markdown(report["rubric"])
     out += [
@@ -106,24 +118,23 @@ def report_markdown(report: dict[str, Any]) -> str:
     ]
     for trigger in report["triggers"]:
         when = clock(trigger["fired_at"]) if trigger["fired"] else "no"
-        condition = f"`{trigger['condition']}`"
-        because = cause(trigger["cause"])
-        out.append(f"| {trigger['id']} | {trigger['kind']} | {condition} | {when} | {because} |")
+        condition, because = md(trigger["condition"]), md(cause(trigger["cause"]))
+        out.append(f"| {md(trigger['id'])} | {md(trigger['kind'])} | {condition} | {when} | {because} |")
     out += _messages_markdown(report)
     items, none = failing_checks(report)
     out += ["", "## Failing checks", ""]
-    out += [f"- {item}" for item in items] if items else [none]
+    out += [f"- {md(item)}" for item in items] if items else [md(none)]
     scope = scope_line(report)
     if scope is not None:
-        out += ["", "## Scope", "", f"{scope[0].upper()}{scope[1:]}."]
-        out.append(f"Allowed paths: {', '.join(f'`{glob}`' for glob in report['scope']['allowed_paths'])}.")
+        out += ["", "## Scope", "", f"{md(scope[0].upper() + scope[1:])}."]
+        out.append(f"Allowed paths: {', '.join(md(glob) for glob in report['scope']['allowed_paths'])}.")
     effects = effects_line(report)
     if effects is not None:
-        out += ["", "## Prohibited effects", "", f"{effects[0].upper()}{effects[1:]}."]
+        out += ["", "## Prohibited effects", "", f"{md(effects[0].upper() + effects[1:])}."]
     superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
     if superseded:
         out += ["", "## Superseded tests", ""]
-        out += [f"- `{test}` (replaced by {phase_id})" for phase_id, test in superseded]
+        out += [f"- {md(test)} (replaced by {md(phase_id)})" for phase_id, test in superseded]
     out += _turns_markdown(report)
     activity = report["activity"]
     out += [
@@ -137,11 +148,11 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 def _score_markdown(report: dict[str, Any]) -> list[str]:
     score = report["score"]
-    out = ["", "## How the score is computed", "", f"{score_formula(report)}.", ""]
+    out = ["", "## How the score is computed", "", f"{md(score_formula(report))}.", ""]
     out += ["| part | weight | score | points (of 100) |", "|---|---|---|---|"]
     for part in report.get("scoring", {}).get("parts", []):
         share = points(part["contribution"])
-        name = f"{part['kind']} {part['id']}"
+        name = md(f"{part['kind']} {part['id']}")
         out.append(f"| {name} | {part['weight']:g} | {percent(part['score'], '—')} | {share} |")
     out.append(f"| **total** | | | **{percent(score['total'])}** |")
     return out
@@ -156,7 +167,7 @@ def _messages_markdown(report: dict[str, Any]) -> list[str]:
         delivered = clock(message["delivered_at"]) if message["delivered_at"] is not None else "never"
         out += [
             "",
-            f"**{message['number']}. {message['trigger']}** ({message['kind']}): "
+            f"**{message['number']}. {md(message['trigger'])}** ({md(message['kind'])}): "
             f"queued {clock(message['queued_at'])}, delivered {delivered}",
             "",
         ]
@@ -172,23 +183,23 @@ def _turns_markdown(report: dict[str, Any]) -> list[str]:
         "",
         "## Agent turns",
         "",
-        f"Usage: {usage_line(usage)}.",
+        f"Usage: {md(usage_line(usage))}.",
         "",
         "| turn | messages | time | tokens in | tokens out | cost | final message |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in report["turns"]:
-        messages = ", ".join(row["messages"]) or "—"
-        time = duration(row["seconds"]) + (f" ({row['end']})" if row["end"] else "")
+        messages = md(", ".join(row["messages"]) or "—")
+        time = md(duration(row["seconds"]) + (f" ({row['end']})" if row["end"] else ""))
         tokens = f"{tokens_text(row['input_tokens'])} | {tokens_text(row['output_tokens'])}"
-        said = first_line(row["final_message"])
+        said = md(first_line(row["final_message"]))
         out.append(
             f"| {row['turn']} | {messages} | {time} | {tokens} | {cost_text(row['cost_usd'])} | {said} |"
         )
     out += [
         "",
         "Full transcripts: "
-        + (", ".join(f"`{r['transcript']}`" for r in report["turns"] if r["transcript"]) or "—"),
+        + (", ".join(md(r["transcript"]) for r in report["turns"] if r["transcript"]) or "—"),
     ]
     return out
 
@@ -196,7 +207,7 @@ def _turns_markdown(report: dict[str, Any]) -> list[str]:
 def _rubric_markdown(rubric: list[dict[str, Any]]) -> list[str]:
     out = ["", "## Rubric", "", "| criterion | weight | score | evidence |", "|---|---|---|---|"]
     for criterion in rubric:
-        name = criterion["id"] + (f" — {criterion['title']}" if criterion["title"] else "")
+        name = md(criterion["id"] + (f" — {criterion['title']}" if criterion["title"] else ""))
         score = percent(criterion["score"], "not judged")
         if criterion["critical_failure"]:
             score = f"**CRITICAL FAILURE** ({score})"
@@ -205,27 +216,28 @@ def _rubric_markdown(rubric: list[dict[str, Any]]) -> list[str]:
         findings = "; ".join(criterion["findings"][:5]) or "—"
         if len(criterion["findings"]) > 5:
             findings += f"; … {len(criterion['findings']) - 5} more"
-        out.append(f"| {name} | {weight(criterion['weight'])} | {score} | {findings.replace('|', '/')} |")
+        out.append(f"| {name} | {weight(criterion['weight'])} | {score} | {md(findings)} |")
     for criterion in rubric:
         data = criterion["data"]
         if "stages" in data:
-            out += ["", f"### Quality curve ({criterion['id']})", ""]
+            out += ["", f"### Quality curve ({md(criterion['id'])})", ""]
             out += ["| stage | lines | lint / 1,000 lines | worst complexity | unused abstractions |"]
             out += ["|---|---|---|---|---|"]
             for row in data["stages"]:
                 if not row["reached"]:
-                    out.append(f"| {row['phase']} | not reached | | | |")
+                    out.append(f"| {md(row['phase'])} | not reached | | | |")
                     continue
                 out.append(
-                    f"| {row['phase']} | {row['lines']} | {row['findings_per_kloc']} | "
+                    f"| {md(row['phase'])} | {row['lines']} | {row['findings_per_kloc']} | "
                     f"{row['worst_complexity']} | {len(row['unused'])} |"
                 )
         if data.get("survival") is not None:
             out += [
                 "",
-                f"Code survival ({criterion['id']}): {data['survival']:.0%} of {data['phase_lines']} lines "
-                f"kept (target {data['target']:.0%}).",
+                f"Code survival ({md(criterion['id'])}): {data['survival']:.0%} of "
+                f"{data['phase_lines']} lines kept (target {data['target']:.0%}).",
             ]
         if data.get("judge"):
-            out += ["", f"Judge ({data['judge']['by']}) on {criterion['id']}: {data['judge']['reason']}"]
+            judge = data["judge"]
+            out += ["", f"Judge ({md(judge['by'])}) on {md(criterion['id'])}: {md(judge['reason'])}"]
     return out

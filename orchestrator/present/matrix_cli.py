@@ -16,7 +16,6 @@ import anyio
 import click
 from rich.console import Console
 from rich.live import Live
-from rich.markup import escape
 
 from orchestrator.challenge.loader import ChallengeError, load_challenge
 from orchestrator.matrix import (
@@ -42,6 +41,7 @@ from orchestrator.matrix.review import Item, blind_order, items_of, review_diff
 from orchestrator.present.comparison_html import comparison_html
 from orchestrator.present.comparison_text import comparison_markdown, print_comparison
 from orchestrator.present.exits import BadInput, Exit
+from orchestrator.present.inert import json_text, terminal
 from orchestrator.present.logging_config import configure
 from orchestrator.present.matrix_progress import MatrixProgress, progress_line
 
@@ -63,7 +63,7 @@ IN_THE_FILE = (
 def write_comparison(results: Path) -> dict[str, Any]:
     """Build the comparison of ``results``; write compare.json, compare.md and compare.html there."""
     comparison = build_comparison(results)
-    (results / "compare.json").write_text(json.dumps(comparison, indent=2, ensure_ascii=False) + "\n")
+    (results / "compare.json").write_text(json_text(comparison, indent=2, ensure_ascii=False) + "\n")
     (results / "compare.md").write_text(comparison_markdown(comparison))
     (results / "compare.html").write_text(comparison_html(comparison))
     return comparison
@@ -132,7 +132,7 @@ def run_matrix(ctx: click.Context, params: dict[str, Any]) -> None:
         raise BadInput(str(error)) from None
     console = Console(stderr=True, highlight=False)
     for note in results.notes:
-        console.print(escape(f"note: {note}"))
+        console.print(terminal(f"note: {note}"))
     try:
         tally = _drive(results, matrix, runner, console, quiet=params["quiet"])
     except KeyboardInterrupt:
@@ -277,15 +277,17 @@ def review_command(results: Path) -> None:
     decided = 0
     for number, item in enumerate(blind_order(items), 1):
         console.rule(f"item {number} of {len(items)}")
-        console.print(escape(f"challenge: {item.challenge}"))
-        console.print(escape(f"criterion: {item.criterion} — {item.title} ({item.kind}, score {item.score})"))
+        console.print(terminal(f"challenge: {item.challenge}"))
+        console.print(
+            terminal(f"criterion: {item.criterion} — {item.title} ({item.kind}, score {item.score})")
+        )
         for finding in item.findings:
-            console.print(escape(f"flagged:   {finding}"))
+            console.print(terminal(f"flagged:   {finding}"))
         if item.judge_reason:
-            console.print(escape(f"judge:     {item.judge_reason}"))
+            console.print(terminal(f"judge:     {item.judge_reason}"))
         diff = review_diff(results, item)
         if diff:
-            console.print(escape(diff))
+            console.print(terminal(diff, lines=True))
         choice = click.prompt("confirm, dismiss, skip or quit", type=click.Choice(["c", "d", "s", "q"]))
         if choice == "q":
             break

@@ -1,13 +1,17 @@
-"""The summary printed at the end of a run, as rich tables on the terminal."""
+"""The summary printed at the end of a run, as rich tables on the terminal.
+
+Every text taken from the report goes through :func:`~orchestrator.present.inert.terminal`:
+neither rich's markup nor a control character in it reaches the console as such.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from orchestrator.present.inert import terminal
 from orchestrator.present.phrases import (
     cause,
     clock,
@@ -35,14 +39,14 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
     """The end-of-run summary: one row per phase, then the triggers and the headline."""
     rescore = rescore_line(report)
     if rescore:
-        console.print(f"[bold]{escape(rescore)}[/]", highlight=False)
+        console.print(f"[bold]{terminal(rescore)}[/]", highlight=False)
     if report["run"]["status"] == "invalid":  # nothing of the agent was measured: no tables
-        console.print(f"[bold yellow]{headline(report)}[/]")
+        console.print(f"[bold yellow]{terminal(headline(report))}[/]")
         reason = first_line(report["run"]["detail"], 300)
-        console.print(f"  invalid because: {escape(reason)}", highlight=False)
+        console.print(f"  invalid because: {terminal(reason)}", highlight=False)
         return
     table = Table(
-        title=f"{report['run']['challenge']['id']} with {report['run']['agent']}",
+        title=terminal(f"{report['run']['challenge']['id']} with {report['run']['agent']}"),
         title_justify="left",
     )
     for column in ("phase", "unlocked", "by", "first passed", "tests", "score"):
@@ -50,11 +54,11 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
     for phase in report["phases"]:
         style = "green" if phase_good(phase) else ("dim" if not phase["unlocked"] else "red")
         table.add_row(
-            phase["id"],
+            terminal(phase["id"]),
             clock(phase["unlocked_at"]),
-            phase["unlocked_by"] or "—",
+            terminal(phase["unlocked_by"] or "—"),
             clock(phase["first_passed_at"]),
-            tests_cell(phase),
+            terminal(tests_cell(phase)),
             f"{phase['score'] * 100:.0f}%",
             style=style,
         )
@@ -64,16 +68,18 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
         if groups is not None:
             note = policy_note(phase)
             line = f"{phase['id']}  {tests_cell(phase)}  {groups}" + (f"  — {note}" if note else "")
-            console.print(f"  {escape(line)}", highlight=False)
+            console.print(f"  {terminal(line)}", highlight=False)
     start = start_line(report)
     if start is not None:
-        console.print(f"  {escape(start)}", highlight=False)
+        console.print(f"  {terminal(start)}", highlight=False)
     for phase in report["phases"]:
         if phase.get("retired"):
             by = ", ".join(sorted({r["by"] for r in phase["retired"]}))
             console.print(
-                f"  {phase['id']}: {len(phase['retired'])} superseded test(s) no longer run since {by} "
-                "(a test count taken before then included them)",
+                terminal(
+                    f"  {phase['id']}: {len(phase['retired'])} superseded test(s) no longer run since {by} "
+                    "(a test count taken before then included them)"
+                ),
                 highlight=False,
             )
     if report.get("rubric"):
@@ -85,11 +91,15 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
             style = "green" if criterion["score"] == 1 else "red"
             if criterion["critical_failure"]:
                 score, style = f"CRITICAL ({score})", "bold red"
-            rubric.add_row(criterion["id"], weight(criterion["weight"]), score, style=style)
+            rubric.add_row(
+                terminal(criterion["id"]), weight(criterion["weight"]), terminal(score), style=style
+            )
         console.print(rubric)
     for trigger in report["triggers"]:
         mark = "[green]fired[/]" if trigger["fired"] else "[dim]not fired[/]"
-        console.print(f"  trigger [bold]{trigger['id']}[/] {mark}: {escape(cause(trigger['cause']))}")
+        console.print(
+            f"  trigger [bold]{terminal(trigger['id'])}[/] {mark}: {terminal(cause(trigger['cause']))}"
+        )
     print_outcome(report, console)
 
 
@@ -97,14 +107,14 @@ def print_outcome(report: dict[str, Any], console: Console) -> None:
     """What a run came to: failing checks, usage, scope, how the total is made, the headline."""
     items, _ = failing_checks(report)
     for item in items:
-        console.print(f"  [red]✗[/] {escape(item)}", highlight=False)
+        console.print(f"  [red]✗[/] {terminal(item)}", highlight=False)
     usage = report.get("usage") or {}
     if usage.get("turns_reporting"):
-        console.print(f"  agent usage: {usage_line(usage)}", highlight=False)
+        console.print(f"  agent usage: {terminal(usage_line(usage))}", highlight=False)
     for line in (scope_line(report), effects_line(report)):
         if line is not None:
-            console.print(f"  {escape(line)}", highlight=False)
+            console.print(f"  {terminal(line)}", highlight=False)
     if report["score"]["total"] is not None:
-        console.print(f"  score: {escape(score_formula(report))}", highlight=False)
+        console.print(f"  score: {terminal(score_formula(report))}", highlight=False)
     style = "bold green" if report["score"]["full_success"] else "bold yellow"
-    console.print(f"[{style}]{headline(report)}[/]")
+    console.print(f"[{style}]{terminal(headline(report))}[/]")

@@ -1,11 +1,16 @@
-"""A recorded session as a timeline of lines a person reads: ``changeup show`` and playback."""
+"""A recorded session as a timeline of lines a person reads: ``changeup show`` and playback.
+
+Every value a line takes from a record is shown through :func:`~orchestrator.present.inert.visible`
+(one line each; a multi-line text's lines are indented under the first), so no agent text can
+act on the terminal or pass for a line of the timeline.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 
+from orchestrator.present.inert import visible
 from orchestrator.present.phrases import cause, clock, duration, effects_line, percent, scope_line
 from orchestrator.scoring.report import abort_detail
 from orchestrator.session.records import (
@@ -55,9 +60,9 @@ _INDENT = " " * 10
 
 
 def _first_line(text: str, width: int = 90) -> str:
-    """The first line of ``text``; a cut (a longer line, or more lines) is marked with ``…``."""
+    """The first line of ``text``, shown inert; a cut (a longer line, or more lines) is marked with ``…``."""
     rows = text.strip().splitlines()
-    line = rows[0] if rows else ""
+    line = visible(rows[0]) if rows else ""
     if len(line) > width:
         return line[: width - 1] + "…"
     return line + (" …" if len(rows) > 1 else "")
@@ -70,18 +75,23 @@ def _name(path: str) -> str:
 
 
 def _text(text: str, *, full: bool) -> str:
-    """``text`` in full (continuation lines indented under the first), or its first line."""
+    """``text`` in full (continuation lines indented under the first), or its first line; inert."""
     if not full:
         return _first_line(text)
-    return ("\n" + _INDENT).join(text.strip().splitlines())
+    return ("\n" + _INDENT).join(map(visible, text.strip().splitlines()))
+
+
+def _v(value: object) -> str:
+    """A value of a record, on one line, inert."""
+    return visible(str(value))
 
 
 def _tests(record: TestsResult | SessionGraded) -> str:
     """Each phase's ``passed/total`` (and its groups'), and whether the verdicts were reused or do
     not count."""
-    parts = [f"{p.phase} {p.passed}/{p.total}{_groups(p)}" for p in record.phases]
+    parts = [f"{_v(p.phase)} {p.passed}/{p.total}{_groups(p)}" for p in record.phases]
     extra = " (unchanged workspace, verdicts reused)" if record.cached else ""
-    status = "" if record.status == "ok" else f" [{record.status}: {_first_line(record.detail)}]"
+    status = "" if record.status == "ok" else f" [{_v(record.status)}: {_first_line(record.detail)}]"
     return ", ".join(parts) + extra + status
 
 
@@ -89,7 +99,9 @@ def _groups(result: PhaseResult) -> str:
     """`` (core 3/3 ✓, error 0/1)`` for a phase result with groups, else ``""``."""
     if not result.groups:
         return ""
-    said = (f"{g.name} {g.passed}/{g.passed + g.failed}{' ✓' if g.all_pass else ''}" for g in result.groups)
+    said = (
+        f"{_v(g.name)} {g.passed}/{g.passed + g.failed}{' ✓' if g.all_pass else ''}" for g in result.groups
+    )
     return f" ({', '.join(said)})"
 
 
@@ -103,38 +115,41 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
         return None
     match record:
         case SessionStarted():
-            at = f" at {record.start}" if record.start else ""
+            at = f" at {_v(record.start)}" if record.start else ""
             return "bold", f"session started{at} with {len(record.files)} starter file(s)"
         case PhaseUnlocked():
-            return "bold cyan", f"▶ {record.phase} unlocked" + (
-                f" by {record.trigger}" if record.trigger else ""
+            return "bold cyan", f"▶ {_v(record.phase)} unlocked" + (
+                f" by {_v(record.trigger)}" if record.trigger else ""
             )
         case MessageQueued():
             name = f"#{number} " if number is not None else ""
             text = _text(record.text, full=verbose)
-            return "magenta", f"✉ {name}{record.trigger} ({record.message_kind}) queued: {text}"
+            return "magenta", f"✉ {name}{_v(record.trigger)} ({_v(record.message_kind)}) queued: {text}"
         case MessageDelivered():
-            return "magenta", f"✉ {record.trigger} delivered to the agent"
+            return "magenta", f"✉ {_v(record.trigger)} delivered to the agent"
         case TriggerPending():
-            return "yellow", f"… trigger {record.trigger} pending"
+            return "yellow", f"… trigger {_v(record.trigger)} pending"
         case TriggerCleared():
-            return "yellow", f"… trigger {record.trigger} cleared: its condition stopped holding"
+            return "yellow", f"… trigger {_v(record.trigger)} cleared: its condition stopped holding"
         case TriggerFired():
-            return "bold yellow", f"⚡ trigger {record.trigger} fired: {cause(record.cause)}"
+            return "bold yellow", f"⚡ trigger {_v(record.trigger)} fired: {_v(cause(record.cause))}"
         case TestsResult():
             name = f"tests #{number}" if number is not None else "tests"
             good = all(p.all_pass for p in record.phases)
             return ("green" if good else "red"), f"{'✓' if good else '✗'} {name}: {_tests(record)}"
         case FilesChanged():
-            paths = [_name(c.path) for c in record.changes]
-            more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-            return "dim", f"✎ {len(paths)} file(s) changed: {', '.join(paths[:3])}{more}"
+            paths = [_name(c.path) if verbose else _first_line(_name(c.path), 60) for c in record.changes[:3]]
+            count = len(record.changes) + record.omitted
+            more = f" and {count - 3:,} more" if count > 3 else ""
+            return "dim", f"✎ {count:,} file(s) changed: {', '.join(map(_v, paths))}{more}"
         case CommitMade():
-            return "blue", f"● commit {record.sha[:10]} {record.message}"
+            older = f" (and {record.omitted:,} older commits not recorded)" if record.omitted else ""
+            said = _v(record.message) if verbose else _first_line(record.message)
+            return "blue", f"● commit {_v(record.sha[:10])} {said}{older}"
         case AgentStarted():
             return "dim", "agent started"
         case AgentTurnEnded():
-            why = f", {record.reason}" if record.reason else ""
+            why = f", {_v(record.reason)}" if record.reason else ""
             return "dim", f"agent turn ended (exit {record.exit_code}{why})"
         case AgentExited():
             return "dim", f"agent exited ({record.exit_code})"
@@ -142,18 +157,19 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             return "dim", _summary(record, verbose=verbose)
         case PhaseSealed():
             return (
-                None if not verbose else ("dim", f"{record.phase} sealed ({len(record.files)} hidden files)")
+                None
+                if not verbose
+                else ("dim", f"{_v(record.phase)} sealed ({len(record.files)} hidden files)")
             )
         case AgentOutput():
-            stream = "" if record.stream == "stdout" else f" ({record.stream})"
-            return "dim", f"agent{stream}: {_text(record.text, full=verbose)}"
+            return _output(record.stream, record.text, verbose=verbose)
         case EndSession():
-            detail = f" ({record.detail})" if record.detail else ""
-            return "bold", f"■ session ended: {record.reason}{detail}"
+            detail = f" ({_v(record.detail)})" if record.detail else ""
+            return "bold", f"■ session ended: {_v(record.reason)}{detail}"
         case SessionGraded():
             return "bold", f"graded the final workspace: {_tests(record)}"
         case SessionScored():
-            scores = ", ".join(f"{c['id']} {percent(c['score'])}" for c in record.criteria)
+            scores = ", ".join(f"{_v(c['id'])} {percent(c['score'])}" for c in record.criteria)
             return "bold", f"rubric: {scores}"
         case ClockSkipped():
             return "yellow", (
@@ -161,20 +177,29 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
                 f"{duration(record.skipped)} to {clock(record.until)}"
             )
         case SessionScope():
-            return "bold", scope_line({"scope": record.to_record()}) or ""
+            return "bold", _v(scope_line({"scope": record.to_record()}) or "")
         case TestsEffects():
             if not record.effects:
                 return ("dim", f"tests #{record.request}: no prohibited effect") if verbose else None
             seen = "; ".join(
-                f"{e.effect}: {e.detail}" + (f" (in {e.test})" if e.test else "") for e in record.effects
+                f"{_v(e.effect)}: {_v(e.detail)}" + (f" (in {_v(e.test)})" if e.test else "")
+                for e in record.effects
             )
             return "red", f"⚠ tests #{record.request} attempted prohibited effects: {seen}"
         case SessionEffects():
-            return "bold", effects_line({"effects": record.to_record()}) or ""
+            return "bold", _v(effects_line({"effects": record.to_record()}) or "")
         case SessionAborted():
             detail = abort_detail(record.status, record.detail)
             return "bold red", f"run {record.status}: {_text(detail, full=verbose)}"
-    return "dim", f"{record.kind}"
+    return "dim", _v(record.kind)
+
+
+def _output(stream: str, text: str, *, verbose: bool) -> tuple[str, str] | None:
+    """What the agent printed on ``stream``: shown only with ``verbose`` (``--all``)."""
+    if not verbose:
+        return None
+    said = "" if stream == "stdout" else f" ({_v(stream)})"
+    return "dim", f"agent{said}: {_text(text, full=True)}"
 
 
 def _summary(record: TurnSummary, *, verbose: bool) -> str:
@@ -187,29 +212,31 @@ def _summary(record: TurnSummary, *, verbose: bool) -> str:
     return f"turn {record.turn}: {', '.join(f for f in figures if f) or 'no figures'}{said}"
 
 
-def _joined(entries: Iterable[Entry]) -> Iterator[Entry]:
-    """The entries, with each run of ``agent.output`` of one stream joined into one entry.
+def _joined(entries: Iterable[Entry]) -> Iterator[tuple[Entry, str]]:
+    """The entries, each with the text it shows if it is output: a run of ``agent.output`` of one
+    stream is one entry (its first), holding the run's text.
 
     Adapters write output per read, so one traceback can be dozens of records; a person
-    reads it whole. The log keeps the reads; only the display joins them.
+    reads it whole. The log keeps the reads (each within its cap); only the display joins them.
     """
     pending: Entry | None = None
+    texts: list[str] = []
     for entry in entries:
         record = entry.record
         if pending is not None:
             held = pending.record
             assert isinstance(held, AgentOutput)
             if isinstance(record, AgentOutput) and record.stream == held.stream:
-                pending = replace(pending, record=replace(held, text=held.text + record.text))
+                texts.append(record.text)
                 continue
-            yield pending
+            yield pending, "".join(texts)
             pending = None
         if isinstance(record, AgentOutput):
-            pending = entry
+            pending, texts = entry, [record.text]
         else:
-            yield entry
+            yield entry, ""
     if pending is not None:
-        yield pending
+        yield pending, "".join(texts)
 
 
 def lines(
@@ -220,13 +247,16 @@ def lines(
     ``counted`` carries the numbering on from entries shown before (``show --follow``).
     """
     numbers = counted if counted is not None else {}
-    for entry in _joined(entries):
+    for entry, output in _joined(entries):
         record = entry.record
         number = None
         # A result reused from the cache is no test run: it is shown without a number.
         if isinstance(record, MessageQueued) or (isinstance(record, TestsResult) and not record.cached):
             number = numbers[record.kind] = numbers.get(record.kind, 0) + 1
-        shown = describe(record, verbose=verbose, number=number)
+        if isinstance(record, AgentOutput):
+            shown = _output(record.stream, output, verbose=verbose)
+        else:
+            shown = describe(record, verbose=verbose, number=number)
         if shown is not None:
             yield entry.t, shown[0], f"{clock(entry.t, hundredths=True)}  {shown[1]}"
 

@@ -24,6 +24,7 @@ from orchestrator.challenge.model import Challenge
 from orchestrator.grading.testrun import PytestRunner, TestRun
 from orchestrator.grading.venvs import grading_environment
 from orchestrator.present.html_report import report_html
+from orchestrator.present.inert import markdown as inert_markdown
 from orchestrator.present.markdown import report_markdown
 from orchestrator.present.phrases import percent
 from orchestrator.scoring.judge import Judge, RuleJudge
@@ -165,7 +166,7 @@ async def rescore(
     markdown = (
         report_markdown(new)
         + "\n## Re-scoring\n\n"
-        + "\n".join(f"- {c}" for c in changes or ["no change"])
+        + "\n".join(f"- {inert_markdown(c)}" for c in changes or ["no change"])
         + "\n"
     )
     (folder.path / f"{NAME}.md").write_text(markdown)

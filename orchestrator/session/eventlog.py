@@ -5,6 +5,10 @@ Each line goes to the file in a single ``write`` on an ``O_APPEND`` descriptor, 
 can tear at most the last line, and that torn tail is cut off when the log is opened again.
 Lines are pushed to the disk (``fsync``) at every engine decision.
 
+A line is JSON as ``json.dumps`` writes it with non-ASCII text as it is, except that the
+characters a terminal or viewer would act on (:data:`triggers.bounds.UNSEEN`: C1 controls,
+bidi overrides, ...) are ``\\u``-escaped as the C0 ones are: printing the log is inert.
+
 Records go in typed (``to_record()``) and come out typed: :func:`read_log` gives each line as
 an :class:`~orchestrator.session.records.Entry`. On the way, every record of a known kind is
 checked against its shape (:mod:`orchestrator.session.shapes`); a record that does not fit is
@@ -28,6 +32,7 @@ from typing import Any, TextIO
 from orchestrator.session.records import Entry, Record, decode_entry
 from orchestrator.session.shapes import CHECKS, checker, explain
 from triggers import RecordError
+from triggers.bounds import UNSEEN
 
 __all__ = [
     "FORMAT",
@@ -42,9 +47,10 @@ __all__ = [
 
 FORMAT = "changeup-events"
 VERSION = 2
-#: A lone surrogate: how :func:`os.fsdecode` gives a file name's bytes that are not UTF-8. JSON
-#: writes it as an escape (``\udcff``), which reads back as the same string.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: What is written as a ``\u`` escape: the characters a terminal acts on (``UNSEEN``), and lone
+#: surrogates, how :func:`os.fsdecode` gives a file name's bytes that are not UTF-8 (``\udcff``
+#: reads back as the same string).
+_UNSEEN = re.compile(f"[{UNSEEN}\ud800-\udfff]")
 
 
 class EventLogError(Exception):
@@ -131,13 +137,14 @@ class EventLog:
 
     def _write(self, *objs: dict[str, Any]) -> None:
         text = "".join(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n" for obj in objs)
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:  # a name's undecodable bytes (os.fsdecode): written as \udcXX
-            data = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+        data = _UNSEEN.sub(_escaped, text).encode("utf-8")
         written = os.write(self._fd, data)
         if written != len(data):  # a full disk: the torn tail is repaired on the next open
             raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def repair(path: Path) -> bool:

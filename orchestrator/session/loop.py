@@ -288,8 +288,8 @@ class Session:
             if batch.changes:
                 self._emit(FilesChanged(0.0, batch.changes))
             if batch.git:
-                for sha, subject in await self.parts.repo.new_commits():
-                    self._emit(CommitMade(0.0, sha, subject))
+                for commit in await self.parts.repo.new_commits():
+                    self._emit(commit)
 
     async def _test(self) -> None:
         """At most one run at a time; requests made meanwhile coalesce into the next run."""

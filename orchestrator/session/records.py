@@ -9,12 +9,16 @@ the rubric) reads these types, never a dict by its kind.
 
 A log line also carries its place and time: an :class:`Entry` is ``(seq, t, record)``. Engine
 decisions and these records have no time of their own; the entry's is theirs.
+
+A field that agent data can make grow (a traceback, a finding quoting a commit subject, a
+prohibited effect's path) is bounded as the engine's records are (:mod:`triggers.bounds`): its
+record type's ``bounds`` names the cap, applied as the record is made.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypedDict, get_args
 
@@ -30,6 +34,7 @@ from triggers import (
     TestsResult,
     decode,
 )
+from triggers.bounds import DETAIL, ITEMS, TEXT, Items, clip, head, over
 
 __all__ = [
     "AgentSandboxed",
@@ -78,11 +83,32 @@ class ScopeFinding(TypedDict):
     change: Literal["added", "modified", "deleted"]
 
 
+#: How a field is bounded: a text's cap, a list's (:class:`~triggers.bounds.Items`), or a function
+#: that gives the value bounded (for nested values).
+Bound = int | Items | Callable[[Any], Any]
+#: Findings of one rubric criterion a record keeps (the last says how many more there were).
+FINDINGS = 100
+
+
 class _Session:
     """Shared encoding of the session's records: ``kind`` first, then every field."""
 
     __slots__ = ()
     kind: ClassVar[str]
+    #: the cap of each field agent data can make grow (see :mod:`triggers.bounds`)
+    bounds: ClassVar[dict[str, Bound]] = {}
+
+    def __post_init__(self) -> None:
+        for name, cap in self.bounds.items():
+            value = getattr(self, name)
+            if isinstance(cap, int):
+                bounded = clip(value, cap) if isinstance(value, str) else value
+            elif isinstance(cap, Items):
+                bounded = tuple(head(value, cap.limit))
+                object.__setattr__(self, cap.into, getattr(self, cap.into) + over(value, cap.limit))
+            else:
+                bounded = cap(value)
+            object.__setattr__(self, name, bounded)
 
     def to_record(self) -> dict[str, Any]:
         """This record as a JSON-ready dict."""
@@ -90,6 +116,45 @@ class _Session:
         for field in dataclasses.fields(self):  # type: ignore[arg-type]
             out[field.name] = _plain(getattr(self, field.name))
         return out
+
+
+def _bounded_json(value: Any) -> Any:
+    """A JSON-like value with every text in it cut to :data:`DETAIL`, every list to :data:`ITEMS`."""
+    if isinstance(value, str):
+        return clip(value, DETAIL)
+    if isinstance(value, list | tuple):
+        return [_bounded_json(item) for item in head(value, ITEMS)]
+    if isinstance(value, dict):
+        return {clip(str(key), DETAIL): _bounded_json(item) for key, item in value.items()}
+    return value
+
+
+def _findings(findings: Sequence[str]) -> list[str]:
+    """At most :data:`FINDINGS` findings, each cut to :data:`DETAIL`; the last says how many more
+    there were when there were more."""
+    if len(findings) <= FINDINGS:
+        return [clip(finding, DETAIL) for finding in findings]
+    kept = [clip(finding, DETAIL) for finding in findings[: FINDINGS - 1]]
+    return [*kept, f"… and {len(findings) - len(kept):,} more findings"]
+
+
+def _criteria(criteria: Sequence[Criterion]) -> tuple[Criterion, ...]:
+    """Each criterion with its findings and data bounded."""
+    return tuple(
+        {**criterion, "findings": _findings(criterion["findings"]), "data": _bounded_json(criterion["data"])}
+        for criterion in criteria
+    )
+
+
+def _effects_bounded(effects: Sequence[Any]) -> tuple[Any, ...]:
+    """The first :data:`ITEMS` effects (or effect findings), their details and tests cut to
+    :data:`DETAIL` (the probe notes far fewer: what it wrote is read from a folder the tests write)."""
+    return tuple(
+        effect
+        if len(effect.detail) <= DETAIL and len(effect.test) <= DETAIL
+        else dataclasses.replace(effect, detail=clip(effect.detail, DETAIL), test=clip(effect.test, DETAIL))
+        for effect in head(effects, ITEMS)
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -168,6 +233,7 @@ class SessionGraded(_Session):
     grading itself raised, only ``status`` (invalid) and why (``phases`` empty)."""
 
     kind: ClassVar[str] = "session.graded"
+    bounds: ClassVar[dict[str, Bound]] = {"detail": DETAIL}
     request: int = 0
     snapshot: str = ""
     phases: tuple[PhaseResult, ...] = ()
@@ -188,17 +254,21 @@ class SessionScored(_Session):
     """The rubric's scores; the last record of a run that was scored."""
 
     kind: ClassVar[str] = "session.scored"
+    bounds: ClassVar[dict[str, Bound]] = {"criteria": _criteria}
     criteria: tuple[Criterion, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class SessionScope(_Session):
-    """The files changed outside ``allowed_paths``, baseline to final (reported, never scored)."""
+    """The files changed outside ``allowed_paths``, baseline to final (reported, never scored):
+    the first :data:`~triggers.bounds.ITEMS`, and how many more there were (``omitted``)."""
 
     kind: ClassVar[str] = "session.scope"
+    bounds: ClassVar[dict[str, Bound]] = {"findings": Items(ITEMS, "omitted")}
     allowed_paths: tuple[str, ...]
     changed: int
     findings: tuple[ScopeFinding, ...]
+    omitted: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +279,7 @@ class TestsEffects(_Session):
     __test__ = False  # a record, not a pytest test class
 
     kind: ClassVar[str] = "tests.effects"
+    bounds: ClassVar[dict[str, Bound]] = {"effects": _effects_bounded}
     request: int
     snapshot: str
     effects: tuple[Effect, ...]
@@ -231,6 +302,7 @@ class SessionEffects(_Session):
     (reported, never scored); ``watched`` is false when none of those runs was watched."""
 
     kind: ClassVar[str] = "session.effects"
+    bounds: ClassVar[dict[str, Bound]] = {"findings": _effects_bounded}
     prohibited: tuple[str, ...]
     snapshot: str
     watched: bool
@@ -251,6 +323,7 @@ class SessionAborted(_Session):
     """The run stopped before its end: the environment failed, it crashed, or it was stopped."""
 
     kind: ClassVar[str] = "session.aborted"
+    bounds: ClassVar[dict[str, Bound]] = {"detail": TEXT}
     status: Literal["invalid", "crashed", "interrupted"]
     detail: str
 

@@ -15,7 +15,9 @@ challenge's limits; a workspace over them is not snapshotted (:class:`OverLimits
 
 Every git call goes through the neutral git (``orchestrator.grading.git``): nothing the
 agent configured runs on the host. The agent's commits are read through the shadow
-repository, from a ``HEAD`` read off the agent's files.
+repository, from a ``HEAD`` read off the agent's files, bounded as they are read: the newest
+:data:`~triggers.bounds.ITEMS` of them, each subject cut to :data:`~triggers.bounds.NAME` bytes
+as git prints it, git's heap and time limited (:data:`HISTORY_MEMORY`, :data:`HISTORY_TIME`).
 """
 
 from __future__ import annotations
@@ -28,17 +30,21 @@ import stat
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import anyio
 import structlog
 
 from orchestrator.grading.git import GitError, git, git_sync, read_head
 from orchestrator.system.agentfiles import AgentFolder
+from triggers import CommitMade
+from triggers.bounds import ITEMS, NAME
 
 __all__ = [
-    "AGENT_GIT_SECONDS",
     "BYTECODE",
     "EMPTY_TREE",
+    "HISTORY_MEMORY",
+    "HISTORY_TIME",
     "IGNORED",
     "GitError",
     "OverLimits",
@@ -66,9 +72,14 @@ BYTECODE = (".pyc", ".pyo")
 #: The tree of an empty folder (git knows it without storing it): an export from it writes everything.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-#: How long a git command reading the agent's objects may take: a few commits take milliseconds,
-#: and a FIFO where an object should be would hold git (and the watcher waiting on it) for good.
-AGENT_GIT_SECONDS = 20.0
+#: git's heap when it reads the agent's history: a commit object bigger than this (a subject of
+#: hundreds of MiB compresses to almost nothing in the agent's store) fails to read, as git says.
+HISTORY_MEMORY = 256 * 1024 * 1024
+#: Seconds one read of the agent's history may take: a few commits take milliseconds, and a FIFO
+#: where an object should be would hold git (and the watcher waiting on it) for good.
+HISTORY_TIME = 20.0
+#: Bytes of root commit ids one read takes (a history with more roots reads as none).
+_ROOTS = 64 * 1024
 
 _ABSENT, _FOLDER = "000000", "040000"  # git modes in a tree difference
 _ARGUMENTS = 100_000  # bytes of paths one command line takes
@@ -235,27 +246,34 @@ class Workspace:
         pairs = zip(fields[0::2], fields[1::2], strict=False)
         return sorted((path, words.get(status, "modified")) for status, path in pairs if status)
 
-    async def new_commits(self) -> list[tuple[str, str]]:
-        """Commits reachable from HEAD that were not seen before, oldest first."""
+    async def new_commits(self) -> list[CommitMade]:
+        """Commits reachable from HEAD that were not seen before, oldest first: the newest
+        :data:`~triggers.bounds.ITEMS` of them, the first counting the older ones left out."""
         head = await self._head()
         if head is None or head == self._seen_head:
             return []
         span = [head] if self._seen_head is None else [head, f"^{self._seen_head}"]
         self._seen_head = head
         try:
-            return await self._log(span)
+            commits = await self._log(span)
+            omitted = await self._count(span) - len(commits) if len(commits) >= ITEMS else 0
         except GitError as error:  # history rewritten, or objects git cannot read: report the new head
             _log.warning("commit read without its subject", workspace=str(self.path), error=str(error)[:500])
-            return [(head, "")]
+            return [CommitMade(0.0, head)]
+        made = [CommitMade(0.0, sha, subject) for sha, subject in commits]
+        if made and omitted > 0:
+            made[0] = CommitMade(0.0, made[0].sha, made[0].message, omitted)
+        return made
 
     async def commits(self) -> list[tuple[str, str]]:
-        """Every commit after the baseline (the root commits), oldest first."""
+        """Every commit after the baseline (the root commits), oldest first: the newest
+        :data:`~triggers.bounds.ITEMS` of them."""
         head = await self._head()
         if head is None:
             return []
         try:
-            roots = (await self._agent("rev-list", "--max-parents=0", head)).decode().split()
-            return await self._log([head, *(f"^{root}" for root in roots)])
+            out = await self._history("rev-list", "--max-parents=0", head, "--", limit=_ROOTS)
+            return await self._log([head, *(f"^{root}" for root in out.decode().split())])
         except GitError as error:
             _log.warning(
                 "the agent's commits could not be read", workspace=str(self.path), error=str(error)[:500]
@@ -273,19 +291,39 @@ class Workspace:
             return None
 
     async def _log(self, span: list[str]) -> list[tuple[str, str]]:
-        out = await self._agent("log", "--reverse", "--no-show-signature", "--format=%H%x00%s", *span, "--")
-        lines = out.decode("utf-8", "replace").splitlines()
+        """(sha, subject) of the newest :data:`~triggers.bounds.ITEMS` commits of ``span``, oldest
+        first; each field is cut as git prints it (a subject of any length is never whole here)."""
+        out = await self._history(
+            "log",
+            "--reverse",
+            f"--max-count={ITEMS}",
+            "--no-show-signature",
+            "--format=%H%x00%s",
+            *span,
+            "--",
+        )
+        # A subject holds no line feed (git joins its lines); other line breaks are its own text.
+        lines = [line for line in out.decode("utf-8", "replace").split("\n") if line]
         return [(sha, subject) for sha, _, subject in (line.partition("\0") for line in lines)]
 
-    async def _agent(self, *args: str) -> bytes:
-        """Read the agent's objects through the shadow repository (its config is ours): only from
-        an object folder that is not a link, within :data:`AGENT_GIT_SECONDS`."""
+    async def _count(self, span: list[str]) -> int:
+        """How many commits ``span`` holds."""
+        return int(await self._history("rev-list", "--count", *span, "--"))
+
+    async def _history(self, *args: str, limit: int = ITEMS * (NAME + 256)) -> bytes:
+        """Read the agent's history: each field cut to a name's bytes, git's heap and time bounded,
+        and at most ``limit`` bytes (by default what :data:`~triggers.bounds.ITEMS` cut lines take)."""
+        return await self._agent(*args, line=NAME, limit=limit, memory=HISTORY_MEMORY, timeout=HISTORY_TIME)
+
+    async def _agent(self, *args: str, **bounds: Any) -> bytes:
+        """Read the agent's objects through the shadow repository (its config is ours), only from
+        an object folder that is not a link; ``bounds`` as :func:`~orchestrator.grading.git.git`
+        takes them."""
         folder = AgentFolder(self.path)
         if await folder.run(lambda: folder.kind(".git/objects")) != "folder":
             raise GitError(f"{self.path / '.git' / 'objects'} is not a folder (a link is not followed)")
         env = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.path / ".git" / "objects")}
-        command = [f"--git-dir={self.shadow}", *args]
-        return await git(command, cwd=self.shadow, env=env, timeout=AGENT_GIT_SECONDS)
+        return await git([f"--git-dir={self.shadow}", *args], cwd=self.shadow, env=env, **bounds)
 
     async def _shadow(self, *args: str) -> bytes:
         return await git([f"--git-dir={self.shadow}", f"--work-tree={self.path}", *args], cwd=self.path)

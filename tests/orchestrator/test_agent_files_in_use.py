@@ -23,7 +23,7 @@ from orchestrator.session.watcher import Batch, FsWatcher
 from orchestrator.session.workspace import Workspace
 from orchestrator.system import folderwatch
 from tests.cli import REPO
-from triggers import FileChange
+from triggers import CommitMade, FileChange
 
 TEMPLATE = REPO / "challenges" / "export-time" / "workspace"
 
@@ -153,7 +153,7 @@ async def test_a_fifo_where_an_object_should_be_stops_git_not_the_session(
 ) -> None:
     """git log blocks for good on a FIFO in the object store: it is stopped at its time limit, and
     the new commit is still reported (without its subject)."""
-    monkeypatch.setattr(workspace_module, "AGENT_GIT_SECONDS", 1.0)
+    monkeypatch.setattr(workspace_module, "HISTORY_TIME", 1.0)
     ws = workspace_at(tmp_path)
     (ws.path / "new.py").write_text("x = 1\n")
     git_sync(["add", "new.py"], cwd=ws.path)
@@ -164,7 +164,7 @@ async def test_a_fifo_where_an_object_should_be_stops_git_not_the_session(
     loose.unlink()
     os.mkfifo(loose)
     with anyio.fail_after(30):
-        assert await ws.new_commits() == [(head, "")]
+        assert await ws.new_commits() == [CommitMade(0.0, head)]
 
 
 def test_the_inbox_exclude_is_written_anew_never_through_a_link(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ async def test_new_commits_are_reported_once_oldest_first(tmp_path: Path) -> Non
         (ws.path / name).write_text(name)
         git(ws.path, "add", name)
         git(ws.path, "commit", "-q", "-m", f"add {name}")
-    assert [subject for _, subject in await ws.new_commits()] == ["add a", "add b"]
+    assert [commit.message for commit in await ws.new_commits()] == ["add a", "add b"]
     assert await ws.new_commits() == []
 
 
@@ -239,7 +239,7 @@ async def test_watcher_reports_changes_and_commits(tmp_path: Path) -> None:
     changes = [c for b in batches for c in b.changes]
     assert FileChange("new.py", "added") in changes
     assert not any("__pycache__" in c.path or c.path.startswith(".git") for c in changes)
-    assert [s for _, s in await ws.new_commits()] == ["add new"]
+    assert [c.message for c in await ws.new_commits()] == ["add new"]
 
 
 async def test_output_split_inside_a_character_is_decoded_whole(tmp_path: Path) -> None:

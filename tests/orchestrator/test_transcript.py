@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from orchestrator.agents import AgentContext, AgentSpecError, parse_agent
+from orchestrator.agents import transcript as transcript_module
 from orchestrator.agents.presets import PRESETS, PresetAgent, with_context
 from orchestrator.agents.presets.aider import AiderText
 from orchestrator.agents.presets.claude_code import ClaudeStreamJson
@@ -18,7 +19,7 @@ from orchestrator.agents.presets.gemini_cli import GeminiJson
 from orchestrator.agents.presets.mini_swe_agent import mini_trajectory_usage
 from orchestrator.agents.presets.openhands import OpenHandsJsonl
 from orchestrator.agents.redaction import Redactor
-from orchestrator.agents.transcript import LineParser, Transcript, Usage
+from orchestrator.agents.transcript import InlineBudget, LineParser, Transcript, Usage
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.present.markdown import report_markdown
 from orchestrator.scoring.report import build_report
@@ -116,6 +117,31 @@ def test_output_past_the_budget_stays_in_the_file_and_the_log_names_it(tmp_path:
     assert inlined.count("the rest of this turn's output") == 1
     assert kept.truncated
     assert kept.path.read_text().count("of output") == 20
+
+
+def test_the_file_and_the_parsed_lines_are_capped_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its cap the transcript file keeps nothing more and says how much it left out; a line
+    longer than the parser takes is passed over whole, and the lines after it are parsed."""
+    monkeypatch.setattr(transcript_module, "TRANSCRIPT_CHARS", 100)
+    monkeypatch.setattr(transcript_module, "LINE_CHARS", 30)
+    kept, _, lines = transcript(tmp_path)
+    kept.write("short\n" + "y" * 20)
+    kept.write("y" * 20 + "\nafter\n" + "z" * 200 + "\n")
+    kept.close()
+    assert lines.lines == ["short", "after"]
+    written = kept.path.read_text()
+    assert written.startswith("short\n" + "y" * 40 + "\nafter\n")
+    assert written.endswith("[… 154 more characters were not kept]\n")  # 254 written, 100 kept
+
+
+def test_an_adapter_without_a_transcript_logs_a_turns_first_characters_and_says_the_rest() -> None:
+    """InlineBudget: what fits, then nothing, and the note counts what was left out."""
+    budget = InlineBudget(10)
+    assert [budget.take("abcdef"), budget.take("ghijkl"), budget.take("mn")] == ["abcdef", "ghij", ""]
+    assert budget.note() == "\n[… 4 more characters of this turn's output were left out of the log]\n"
+    assert InlineBudget(10).note() == ""
 
 
 # --- the CLIs' formats ----------------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""What a command verifier reports, read from the files it leaves (``grading/verifier.py``).
+"""What a command verifier reports, read from the files it leaves and what it wrote to its JUnit
+pipe (``grading/verifier.py``).
 
-Real files in a folder, no subprocess: the runs themselves are in ``test_verifier_runs.py``.
+Real files in a folder and the pipe's bytes, no subprocess: the runs themselves are in
+``test_verifier_runs.py``.
 """
 
 from __future__ import annotations
@@ -28,25 +30,19 @@ FAILING = '<testcase classname="hello" name="greets"><failure message="no greeti
 
 
 @pytest.fixture
-def out(tmp_path: Path) -> Path:
-    """The run's output folder, where ``$CHANGEUP_JUNIT`` points."""
-    (tmp_path / "out").mkdir()
-    return tmp_path / "out"
-
-
-@pytest.fixture
 def results(tmp_path: Path) -> Path:
     """A verifier's results folder, empty as each run gets it."""
     (tmp_path / "results").mkdir()
     return tmp_path / "results"
 
 
-def read(out: Path, results: Path | None, files: dict[str, str]) -> list[tuple[str, str, str]]:
-    """Write ``files`` into ``results`` and read what the verifier of phase1 reported."""
+def read(results: Path | None, files: dict[str, str], junit: str = "") -> list[tuple[str, str, str]]:
+    """Write ``files`` into ``results`` and read what the verifier of phase1 reported (``junit``:
+    what it wrote to ``$CHANGEUP_JUNIT``)."""
     for name, text in files.items():
         assert results is not None
         (results / name).write_text(text)
-    return [(v.id, v.outcome, v.detail) for v in read_results("phase1", out / "junit-phase1.xml", results)]
+    return [(v.id, v.outcome, v.detail) for v in read_results("phase1", junit.encode(), results)]
 
 
 @pytest.mark.parametrize(
@@ -59,10 +55,10 @@ def read(out: Path, results: Path | None, files: dict[str, str]) -> list[tuple[s
     ],
 )
 def test_reward_txt_is_one_test_passing_at_full_reward(
-    out: Path, results: Path, text: str, outcome: str, detail: str
+    results: Path, text: str, outcome: str, detail: str
 ) -> None:
     """reward.txt (Harbor's one number) is the test phase1/verifier::reward, passing only at 1."""
-    assert read(out, results, {"reward.txt": text}) == [("phase1/verifier::reward", outcome, detail)]
+    assert read(results, {"reward.txt": text}) == [("phase1/verifier::reward", outcome, detail)]
 
 
 @pytest.mark.parametrize(
@@ -76,17 +72,17 @@ def test_reward_txt_is_one_test_passing_at_full_reward(
         ("inf", "not a reward from 0 to 1"),
     ],
 )
-def test_a_malformed_reward_txt_is_no_result(out: Path, results: Path, text: str, said: str) -> None:
+def test_a_malformed_reward_txt_is_no_result(results: Path, text: str, said: str) -> None:
     """A reward.txt that holds no reward from 0 to 1 is not read as one: it says what it holds."""
     with pytest.raises(ResultError, match=re.escape(said)):
-        read(out, results, {"reward.txt": text})
+        read(results, {"reward.txt": text})
 
 
-def test_reward_json_is_one_test_per_numeric_reward(out: Path, results: Path) -> None:
+def test_reward_json_is_one_test_per_numeric_reward(results: Path) -> None:
     """Each numeric entry of reward.json is a test named by its key; the rest is passed over (as
     Harbor does), booleans included."""
     rewards = {"correctness": 1, "style": 0.5, "note": "checked by hand", "flag": True}
-    assert read(out, results, {"reward.json": json.dumps(rewards)}) == [
+    assert read(results, {"reward.json": json.dumps(rewards)}) == [
         ("phase1/verifier::correctness", "passed", ""),
         ("phase1/verifier::style", "failed", "reward 0.5 (reward.json; the test passes at 1)"),
     ]
@@ -105,115 +101,109 @@ def test_reward_json_is_one_test_per_numeric_reward(out: Path, results: Path) ->
         ("{reward: 1}", "reward.json is not JSON"),
     ],
 )
-def test_a_malformed_reward_json_is_no_result(out: Path, results: Path, text: str, said: str) -> None:
+def test_a_malformed_reward_json_is_no_result(results: Path, text: str, said: str) -> None:
     """A reward.json that is not an object of rewards from 0 to 1 is not read as one."""
     with pytest.raises(ResultError, match=re.escape(said)):
-        read(out, results, {"reward.json": text})
+        read(results, {"reward.json": text})
 
 
-def test_junit_in_the_results_folder_comes_first_then_reward_json_then_reward_txt(
-    out: Path, results: Path
-) -> None:
+def test_junit_in_the_results_folder_comes_first_then_reward_json_then_reward_txt(results: Path) -> None:
     """JUnit XML wins over rewards, and reward.json over reward.txt (Harbor's order)."""
     (results / "reward.txt").write_text("0")
-    assert read(out, results, {}) == [
+    assert read(results, {}) == [
         ("phase1/verifier::reward", "failed", "reward 0 (reward.txt; the test passes at 1)")
     ]
     (results / "reward.json").write_text('{"reward": 1}')
-    assert read(out, results, {}) == [("phase1/verifier::reward", "passed", "")]
+    assert read(results, {}) == [("phase1/verifier::reward", "passed", "")]
     (results / "b.xml").write_text(JUNIT.format(more=FAILING))
     (results / "a.xml").write_text(JUNIT.format(more=""))
-    assert read(out, results, {}) == [
+    assert read(results, {}) == [
         ("phase1/hello::exists", "passed", ""),
         ("phase1/hello::exists", "passed", ""),
         ("phase1/hello::greets", "failed", "no greeting"),
     ]
 
 
-def test_changeup_junit_still_reports_for_a_verifier(out: Path, results: Path) -> None:
+def test_changeup_junit_still_reports_for_a_verifier(results: Path) -> None:
     """A verifier may write $CHANGEUP_JUNIT like any test command; with it, no reward is read."""
-    (out / "junit-phase1.xml").write_text(JUNIT.format(more=""))
-    assert read(out, results, {"reward.txt": "0"}) == [("phase1/hello::exists", "passed", "")]
+    junit = JUNIT.format(more="")
+    assert read(results, {"reward.txt": "0"}, junit) == [("phase1/hello::exists", "passed", "")]
 
 
-def test_xml_of_another_kind_is_passed_over_but_broken_xml_is_no_result(out: Path, results: Path) -> None:
+def test_xml_of_another_kind_is_passed_over_but_broken_xml_is_no_result(results: Path) -> None:
     """A coverage report beside the reward is not a result; XML that does not parse voids it."""
-    assert read(out, results, {"coverage.xml": "<coverage/>", "reward.txt": "1"}) == [
+    assert read(results, {"coverage.xml": "<coverage/>", "reward.txt": "1"}) == [
         ("phase1/verifier::reward", "passed", "")
     ]
     with pytest.raises(ResultError, match=re.escape("junit.xml is not XML")):
-        read(out, results, {"junit.xml": "<testsuite><testcase"})
+        read(results, {"junit.xml": "<testsuite><testcase"})
 
 
-def test_changeup_junit_must_be_junit(out: Path) -> None:
-    """The file named for JUnit XML is not passed over when it holds other XML."""
-    (out / "junit-phase1.xml").write_text("<coverage/>")
-    with pytest.raises(ResultError, match=r"is not JUnit XML \(root element <coverage>\)"):
-        read_results("phase1", out / "junit-phase1.xml")
+def test_changeup_junit_must_be_junit() -> None:
+    """What was written for JUnit XML is not passed over when it holds other XML."""
+    with pytest.raises(ResultError, match=r"CHANGEUP_JUNIT is not JUnit XML \(root element <coverage>\)"):
+        read_results("phase1", b"<coverage/>")
 
 
-def test_a_plain_command_reads_only_changeup_junit(out: Path) -> None:
+def test_a_plain_command_reads_only_changeup_junit() -> None:
     """Without a results folder only $CHANGEUP_JUNIT counts (a plain ``command:`` phase)."""
-    with pytest.raises(ResultError, match=re.escape("no JUnit XML was written to junit-phase1.xml")):
-        read_results("phase1", out / "junit-phase1.xml")
-    (out / "junit-phase1.xml").write_text(JUNIT.format(more=FAILING))
-    assert read_results("phase1", out / "junit-phase1.xml") == [
+    with pytest.raises(ResultError, match=re.escape("no JUnit XML was written to $CHANGEUP_JUNIT")):
+        read_results("phase1", b"")
+    assert read_results("phase1", JUNIT.format(more=FAILING).encode()) == [
         Verdict("phase1/hello::exists", "passed"),
         Verdict("phase1/hello::greets", "failed", "no greeting"),
     ]
 
 
-def test_an_empty_results_folder_says_what_was_looked_for(out: Path, results: Path) -> None:
+def test_a_second_document_on_changeup_junit_is_no_result() -> None:
+    """$CHANGEUP_JUNIT is one stream: a forged document before (or after) the runner's own makes
+    it two, which is no result, whichever says what."""
+    forged = '<testsuite><testcase classname="hello" name="greets"/></testsuite>\n'
+    real = JUNIT.format(more=FAILING)
+    for written in (forged + real, real + forged):
+        with pytest.raises(ResultError, match=re.escape("$CHANGEUP_JUNIT is not XML: junk after document")):
+            read_results("phase1", written.encode())
+
+
+def test_an_empty_results_folder_says_what_was_looked_for(results: Path) -> None:
     """No result at all: the error names every file a verifier may write."""
     with pytest.raises(ResultError, match=r"no JUnit XML \(\*\.xml\), reward\.json or reward\.txt"):
-        read(out, results, {})
+        read(results, {})
 
 
 @pytest.mark.parametrize("name", ["reward.txt", "reward.json", "junit.xml"])
-def test_a_link_is_not_followed_out_of_the_results_folder(
-    tmp_path: Path, out: Path, results: Path, name: str
-) -> None:
+def test_a_link_is_not_followed_out_of_the_results_folder(tmp_path: Path, results: Path, name: str) -> None:
     """A result that is a link (to a file of the machine, say) is refused, never read through."""
     secret = tmp_path / "secret"
     secret.write_text("1")
     (results / name).symlink_to(secret)
     with pytest.raises(ResultError, match=re.escape(f"{name} is not a regular file")):
-        read(out, results, {})
+        read(results, {})
 
 
-def test_changeup_junit_is_not_followed_either(tmp_path: Path, out: Path) -> None:
-    """A plain command's $CHANGEUP_JUNIT that is a link is refused too."""
-    (tmp_path / "elsewhere.xml").write_text(JUNIT.format(more=""))
-    (out / "junit-phase1.xml").symlink_to(tmp_path / "elsewhere.xml")
-    with pytest.raises(ResultError, match=re.escape("junit-phase1.xml is not a regular file")):
-        read_results("phase1", out / "junit-phase1.xml")
-
-
-def test_a_fifo_is_refused_without_blocking(out: Path, results: Path) -> None:
+def test_a_fifo_is_refused_without_blocking(results: Path) -> None:
     """A named pipe as reward.txt would block a plain read forever: it is refused at once."""
     os.mkfifo(results / "reward.txt")
     with pytest.raises(ResultError, match=re.escape("reward.txt is not a regular file")):
-        read(out, results, {})
+        read(results, {})
 
 
-def test_an_oversized_reward_is_refused(out: Path, results: Path) -> None:
+def test_an_oversized_reward_is_refused(results: Path) -> None:
     """A reward file is small; a huge one is refused before it is read."""
     with pytest.raises(ResultError, match="more than a result may have"):
-        read(out, results, {"reward.txt": "1" + " " * (2 * 1024 * 1024)})
+        read(results, {"reward.txt": "1" + " " * (2 * 1024 * 1024)})
 
 
-def test_could_not_start_means_the_shells_exit_and_nothing_written(out: Path, results: Path) -> None:
+def test_could_not_start_means_the_shells_exit_and_nothing_written(results: Path) -> None:
     """Exit 126/127 with nothing written is a verifier that never started; any other exit, or
     anything written (a log, a JUnit file), means it ran."""
-    junit = out / "junit-phase1.xml"
-    assert could_not_start(127, junit, results)
-    assert could_not_start(126, junit, None)
-    assert not could_not_start(1, junit, results)
-    assert not could_not_start(None, junit, results)  # killed: not a shell's answer
+    assert could_not_start(127, b"", results)
+    assert could_not_start(126, b"", None)
+    assert not could_not_start(1, b"", results)
+    assert not could_not_start(None, b"", results)  # killed: not a shell's answer
     (results / "test-stdout.txt").write_text("started\n")
-    assert not could_not_start(127, junit, results)
-    junit.write_text("<testsuite/>")
-    assert not could_not_start(127, junit, None)
+    assert not could_not_start(127, b"", results)
+    assert not could_not_start(127, b"<testsuite/>", None)
 
 
 def test_mounts_go_where_the_verifier_says(tmp_path: Path) -> None:
