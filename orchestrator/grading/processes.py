@@ -75,8 +75,10 @@ async def run_process_group(
     stdin: bytes | None = None,
     keep: int = 65536,
     on_output: Callable[[str], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Finished:
-    """Run ``command`` to its exit or ``timeout``; cancellation stops its tree too."""
+    """Run ``command`` to its exit or ``timeout``; cancellation stops its tree too. ``pass_fds``:
+    descriptors it inherits (an isolated run's socket to its workspace host)."""
     tail = bytearray()
     truncated = False
     # A character may be split between two reads: decode incrementally, not chunk by chunk.
@@ -89,6 +91,7 @@ async def run_process_group(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        pass_fds=pass_fds,
     )
     drained = anyio.Event()
 
