@@ -348,10 +348,10 @@ class _Reader:
                 return reader(self, fields, depth + 1)
             except ProtocolError:
                 raise
-            except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as error:
-                raise ProtocolError(f"a malformed {tag!r} value: {error}") from None
             except zoneinfo.ZoneInfoNotFoundError as error:
                 raise ProtocolError(f"an unknown time zone: {error}") from None
+            except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as error:
+                raise ProtocolError(f"a malformed {tag!r} value: {error}") from None
         if self.other is None or tag not in (*HOST_TAGS, *TEST_TAGS):
             raise ProtocolError(f"an unknown tag {tag!r}")
         return self.other(tag, fields, lambda nested: self.read(nested, depth + 1))
