@@ -398,8 +398,10 @@ class PytestRunner:
         for path in results:  # each verifier's fresh, empty, writable results folder
             path.mkdir(parents=True)
         self.sandbox.hand_over(folder, writable=[folder / "out", *results])
-        if self._isolated:  # the separate-user sandbox: the host's user reads neither
-            seclude(folder, self.sandbox)
+        if self._isolated:
+            seclude(folder, self.sandbox)  # the separate-user sandbox: the host's user reads neither
+            if self.challenge.model.prohibited_effects:  # the host's notes: written by it alone
+                (folder / "out" / HOST_EFFECTS).touch(mode=0o644)
         out = (folder / "out").stat()
         ws = folder / "ws"
         await self.exports.take(
