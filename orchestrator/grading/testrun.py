@@ -459,7 +459,7 @@ class PytestRunner:
             settings["host"] = host_settings(
                 places,
                 self.sandbox,
-                timeout=per_call(phases, self.timeout),
+                timeout=per_call(self.timeout),
                 effects=settings.get("effects"),
             )
         ini = places.hidden / INI if self.challenge.model.testing.ini is not None else None

@@ -422,3 +422,37 @@ async def test_a_broken_host_fails_the_tests_waiting_on_it_not_the_run(
     assert sorted(failed) == ["test_a_later_call_fails_at_once", "test_breaks_it"], failed
     assert said in failed["test_breaks_it"], failed
     assert "HostError" in failed["test_a_later_call_fails_at_once"], failed
+
+
+CUT_SHORT = '''\
+"""Isolated hidden tests with a per-test timeout cutting a call short."""
+
+import app
+
+
+def test_a_slow_call_times_out():
+    assert app.slow(2.5) == 2.5
+
+
+def test_the_next_call_waits_for_it_and_works():
+    assert app.echo(3) == 3
+'''
+
+
+@pytest.mark.parametrize("how", [pytest.param("warm", marks=needs_bubblewrap), "limits-only"])
+async def test_a_call_cut_short_by_the_per_test_timeout_is_waited_for(tmp_path: Path, how: str) -> None:
+    """The per-test alarm fails the test whose call is slow, as in-process; the host finishes that
+    call (half a second later) and the next test's call is answered."""
+    challenge = isolated_challenge(tmp_path / "challenge", CUT_SHORT)
+    spec = challenge.root / "challenge.yaml"
+    spec.write_text(
+        spec.read_text().replace("    isolation: process\n", "    isolation: process\n    timeout: 2s\n")
+    )
+    source = (
+        "import time\n\n\ndef slow(n):\n    time.sleep(n)\n    return n\n\n\ndef echo(v):\n    return v\n"
+    )
+    run = await grade(load_challenge(challenge.root), tmp_path, source, how)
+    assert run.status == "ok", run.detail
+    failed = failures(run)
+    assert list(failed) == ["test_a_slow_call_times_out"], failed
+    assert "timed out after 2s" in failed["test_a_slow_call_times_out"]
