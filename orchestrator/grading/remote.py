@@ -197,7 +197,13 @@ class RemoteModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__") and name not in ("__all__", "__version__"):
             raise AttributeError(name)  # what the import system asks of a module stays here
-        return _link().request("getattr", of=_module_rid(self), name=name)
+        try:
+            return _link().request("getattr", of=_module_rid(self), name=name)
+        except AttributeError:
+            if name != "__all__":
+                raise
+        listed = _link().op("dir", self)  # ``from module import *`` without __all__: its public names
+        return [n for n in listed if type(n) is str and not n.startswith("_")] if type(listed) is list else []
 
     def __setattr__(self, name: str, value: object) -> None:
         if (name.startswith("__") and name.endswith("__")) or isinstance(value, RemoteModule):
@@ -400,8 +406,9 @@ class Link:
                 f"the workspace host is gone (its code exited, crashed or was killed): {error}"
             ) from None
 
-    def _wait(self, ident: int, deadline: float | None = None) -> crossing.Message:
-        """The reply to request ``ident``; the host's callbacks are served meanwhile."""
+    def _wait(self, ident: int, deadline: float | None = None, *, serve: bool = True) -> crossing.Message:
+        """The reply to request ``ident``; the host's callbacks are served meanwhile (or, for a
+        request given up on, refused: the test that passed them is over)."""
         deadline = deadline if deadline is not None else time.monotonic() + self.timeout
         while True:
             message = self._receive(deadline)
@@ -415,8 +422,12 @@ class Link:
                 raise HostError(
                     f"the workspace host sent a {message.op!r} request, which only the tests make"
                 )
-            self._send(crossing.frame(self._serve(message, ident)))
-            deadline = time.monotonic() + self.timeout
+            if serve:
+                self._send(crossing.frame(self._serve(message, ident)))
+                deadline = time.monotonic() + self.timeout
+            else:
+                said = [None, "the test that passed this function is over"]
+                self._send(crossing.frame({"re": message.id, "error": said}))
 
     def _receive(self, deadline: float) -> crossing.Message:
         while True:
@@ -452,7 +463,7 @@ class Link:
         ident, sent, test = self.abandoned
         self.abandoned = None
         try:
-            self._wait(ident, deadline=sent + self.timeout)
+            self._wait(ident, deadline=sent + self.timeout, serve=False)
         except HostError as error:
             where = f" (in {test})" if test else ""
             self.broken = f"the workspace's code did not return from an earlier call{where}: {error}"

@@ -283,6 +283,12 @@ def test_a_failed_check_in_a_callback_sticks():
         app.swallow(check, 2)
 
 
+def test_a_star_import_gives_the_public_names():
+    space = {}
+    exec("from app import *", space)
+    assert space["Token"] is Token and space["echo"](1) == 1 and "where" in space
+
+
 def test_what_is_not_the_tests_own_is_refused():
     with pytest.raises(TypeError, match=r"cannot be passed .*test_semantics.py:\\d+"):
         app.echo(object())
@@ -363,7 +369,7 @@ async def test_honest_code_works_across_the_boundary(tmp_path: Path, how: str) -
     run = await grade(challenge, tmp_path, HONEST, how)
     assert run.status == "ok", run.detail
     assert failures(run) == {}
-    assert run.phases[0].passed == 9
+    assert run.phases[0].passed == 10
 
 
 BROKEN_HOST = '''\
