@@ -148,12 +148,18 @@ def add(a, b):
 
 
 def target(tmp_path: Path, isolation: str) -> Path:
-    """A copy of the red-team target with ``isolation``, each attack one of its broken variants."""
+    """A copy of the red-team target with ``isolation``, each attack one of its broken variants, and
+    one more hidden test that compares with ``==`` alone."""
     root = tmp_path / f"target-{isolation}"
     shutil.copytree(TARGET, root)
     spec = root / "challenge.yaml"
     spec.write_text(
         spec.read_text().replace("  limits:\n", f"  testing:\n    isolation: {isolation}\n  limits:\n")
+    )
+    # A test that trusts ==, as loose tests do: in-process, a double passes it.
+    (root / "tests" / "phase1" / "test_plain_equality.py").write_text(
+        '"""add, compared with == alone."""\n\nfrom adder import add\n\n\n'
+        'def test_sum_by_equality():\n    """2 + 3 == 5, however the result is made."""\n    assert add(2, 3) == 5\n'
     )
     for name, source in ATTACKS.items():
         folder = root / "solutions" / "broken" / f"isolated-{name}" / "phase1"
