@@ -87,7 +87,9 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "ceil": math.ceil,
     "dir": lambda obj: sorted(str(name) for name in dir(obj)),
     "enter": lambda obj: type(obj).__enter__(obj),
-    "exit": lambda obj, kind: bool(type(obj).__exit__(obj, kind, None if kind is None else kind(), None)),
+    "exit": lambda obj, kind: bool(
+        type(obj).__exit__(obj, kind, None if kind is None else _made(kind), None)
+    ),
     "contains": lambda obj, item: item in obj,
     "getitem": operator.getitem,
     "setitem": operator.setitem,
@@ -98,6 +100,14 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "rdivmod": lambda obj, other: divmod(other, obj),
     **_arithmetic(),
 }
+
+
+def _made(kind: type[BaseException]) -> BaseException:
+    """An instance of the exception class ``kind``, even one whose constructor wants arguments."""
+    try:
+        return kind()
+    except Exception:
+        return kind.__new__(kind)
 
 
 class Gone(Exception):
@@ -461,6 +471,7 @@ def _host() -> Host:
 def prepare(config: dict[str, Any], bootstrap: types.ModuleType) -> None:
     """Make the workspace importable, from source alone, after everything else (as the
     bootstrap does for an in-process run); start the effects probe when one is asked for."""
+    os.environ.update(HOME=config["home"], TMPDIR=config["home"])
     if config.get("effects"):
         bootstrap._probe(config["effects"])
     bootstrap._source_only(config["workspace"])

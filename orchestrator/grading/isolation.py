@@ -126,9 +126,13 @@ def host_settings(
     ``effects`` is the tests' probe setting, if any: the host watches the same effects.
     """
     user = host_user(sandbox)
+    # Its HOME and TMPDIR: under bubblewrap, an empty folder of its own where the tests have the
+    # run's output (theirs, at the same path); elsewhere the output is the tests' alone: /tmp.
+    home = str(places.out) if sandbox.kind == "bubblewrap" else "/tmp"
     serve: dict[str, Any] = {
         "workspace": str(places.ws),
         "user": [user.uid, user.gid] if user is not None else None,
+        "home": home,
         "effects": None,
     }
     if effects:
@@ -136,7 +140,7 @@ def host_settings(
             **effects,
             "file": str(places.out / HOST_EFFECTS),
             "allowed": [str(places.ws), "/tmp", "/dev"],
-            "temporary": "/tmp",
+            "temporary": home,
             "own": [],
         }
     return {
@@ -208,7 +212,7 @@ async def cold_host(
         process = await anyio.open_process(
             command,
             cwd=folder / "ws",
-            env={**env, "HOME": "/tmp", "TMPDIR": "/tmp"},
+            env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -284,8 +284,9 @@ class Sandbox:
 
         Under bubblewrap it sees what a hidden run sees but the hidden tests and the run's
         output: the private runtime, the grading environment and the harness read-only, the
-        snapshot copy writable, in namespaces of its own (it drops to ``user`` itself, as the
-        bootstrap does). Otherwise it runs as ``user`` (the separate-user fallback) or as it is.
+        snapshot copy writable, an empty folder of its own where the output would be, in
+        namespaces of its own (it drops to ``user`` itself, as the bootstrap does). Otherwise it
+        runs as ``user`` (the separate-user fallback) or as it is.
         """
         if self.kind == "none":
             return list(argv)
@@ -295,9 +296,9 @@ class Sandbox:
             return [*limits, *reaped([*setpriv(user), *argv], pids=pids)]
         capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
         view = [*_runtime_mounts(runtime), *_hidden_view(environment)]
-        view += bind(folder / "harness", INSIDE / "harness") + bind(
-            folder / "ws", INSIDE / "ws", writable=True
-        )
+        view += bind(folder / "harness", INSIDE / "harness")
+        view += bind(folder / "ws", INSIDE / "ws", writable=True)
+        view += ["--perms", "1777", "--tmpfs", str(INSIDE / "out")]
         return [
             *self.limits.prlimit(user.uid if user else None),
             *self._bubblewrap(capabilities, view),

@@ -444,8 +444,9 @@ class WorkspaceHost:
     code), forked by the run's init beside the test process and joined to it by a socket pair.
 
     The init, once the test process is forked, enters new mount and PID namespaces (its last
-    act before it waits), covers the hidden tests and the run's output and gives fresh ``/tmp``
-    and ``/dev/shm``; then forks the host's own init (PID 1 there, with its ``/proc``), which
+    act before it waits), covers the hidden tests and the run's output (an empty folder of the
+    host's own there, its HOME as the run's output is the tests') and gives fresh ``/tmp`` and
+    ``/dev/shm``; then forks the host's own init (PID 1 there, with its ``/proc``), which
     forks the host: its own session, as the host user of the settings (another uid than the
     tests' as root), no capability. The host cannot name the test process (it has no PID in
     the host's namespace) nor open a file of the tests', and ends with the run's init.
@@ -472,15 +473,14 @@ class WorkspaceHost:
         os.close(self.tests)
         _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
-        for name, target, _ in self.config["binds"]:
-            if name != "ws":  # the hidden tests, the run's output: an empty read-only folder
-                _mount(
-                    "tmpfs",
-                    target,
-                    "tmpfs",
-                    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                    "mode=0755,size=4k",
-                )
+        sealed = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+        for name, target, writable in self.config["binds"]:
+            if name == "ws":
+                continue
+            if writable:  # the run's output: an empty folder of the host's own (its HOME, as the tests')
+                _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+            else:  # the hidden tests: an empty read-only folder
+                _mount("tmpfs", target, "tmpfs", sealed, "mode=0755,size=4k")
         for fresh in ("/tmp", "/dev/shm"):
             _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
         _fork(lambda: self._init(output))
@@ -506,7 +506,6 @@ class WorkspaceHost:
         _keep([self.host, *([self.effects] if self.effects >= 0 else [])])
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.chdir(self.config["workdir"])
-        os.environ.update(HOME="/tmp", TMPDIR="/tmp")  # its own; the tests' are out of its view
         bootstrap = sys.modules["bootstrap"]
         bootstrap.drop(self.serve["user"])
         _clear_capabilities()
