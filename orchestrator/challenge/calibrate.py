@@ -6,7 +6,9 @@ phase's changed-requirement tests must fail; every broken variant must fail exac
 tests and rubric criteria it declares; every impostor
 (the reference returning doubles equal to anything, ``agents/impostor.py``) must fall short
 of full marks; and the reference must do it again, ``trials`` more times, to catch flaky
-tests. A challenge without a reference solution fails at once, with no run.
+tests. A challenge without a reference solution fails at once, with no run. A first row says
+where the challenge's agent code runs while its hidden tests decide: isolated in a process of
+its own (``testing: isolation: process``), or in-process, sharing theirs.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import anyio
 
 from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
 from orchestrator.challenge.model import Challenge
+from orchestrator.grading.isolation import isolated, strength
 from orchestrator.grading.policy import counts
+from orchestrator.grading.sandbox import detect_sandbox
 from orchestrator.grading.testids import covers
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.grading.venvs import EnvironmentFailure, grading_environment
@@ -225,10 +229,12 @@ async def calibrate(
 
 
 def _plan(challenge: Challenge, trials: int) -> list[str]:
-    """The runs that calibrate ``challenge``; without a reference solution, only the one that says so."""
+    """The runs that calibrate ``challenge`` (after a row saying where its agent's code runs);
+    without a reference solution, only the one that says so."""
     if not challenge.reference.is_dir():
-        return ["reference"]
+        return ["isolation", "reference"]
     return [
+        "isolation",
         "reference",
         "starter",
         *(f"broken/{b.name}" for b in challenge.model.calibration.broken),
@@ -239,7 +245,24 @@ def _plan(challenge: Challenge, trials: int) -> list[str]:
     ]
 
 
+def _isolation_check(challenge: Challenge) -> Check:
+    """Where the agent's code runs while the hidden tests decide: isolated, in-process, or some of each."""
+    pytest_phases = [phase for phase in challenge.phases if phase.command is None]
+    shared = [phase.id for phase in pytest_phases if not isolated(phase)]
+    apart = [phase.id for phase in pytest_phases if isolated(phase)]
+    if not pytest_phases:
+        got = "isolated: every phase is a test command, which sees the agent's code across a process boundary"
+    elif not shared:
+        got = f"isolated: {strength(detect_sandbox())}"
+    else:
+        where = "" if not apart else f" in {', '.join(shared)} (isolated in {', '.join(apart)})"
+        got = f"in-process{where}: the agent's code shares the hidden tests' process"
+    return Check(challenge.id, "isolation", "where the agent's code runs", got, True)
+
+
 async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Check:
+    if label == "isolation":
+        return _isolation_check(challenge)
     if not challenge.reference.is_dir():
         # Every other run applies or compares against the reference: none of them can pass.
         got = "no solutions/reference/ folder: nothing to calibrate against, so no run was made"

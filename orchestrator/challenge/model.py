@@ -23,6 +23,7 @@ __all__ = [
     "EFFECTS",
     "ID_RULES",
     "IGNORED_PARTS",
+    "ISOLATIONS",
     "MESSAGE_KINDS",
     "PATTERNS",
     "BrokenVariant",
@@ -55,11 +56,14 @@ MessageKind = Literal[
     "deadline",
     "notice",
 ]
+#: How hidden pytest tests reach the workspace's code (``orchestrator/grading/isolation.py``).
+IsolationName = Literal["in-process", "process"]
 #: Effects a challenge can prohibit, as changeup observes them (``orchestrator/grading/effects.py``).
 EffectName = Literal["network", "writes-outside-workspace"]
 PATTERNS: tuple[str, ...] = get_args(PatternName)
 MESSAGE_KINDS: tuple[str, ...] = get_args(MessageKind)
 EFFECTS: tuple[str, ...] = get_args(EffectName)
+ISOLATIONS: tuple[str, ...] = get_args(IsolationName)
 
 IDENTIFIER = r"^[A-Za-z][A-Za-z0-9_]*$"
 CHALLENGE_ID = r"^[a-z0-9][a-z0-9._-]*$"
@@ -122,6 +126,15 @@ class PhaseTesting(_Strict):
     )
     timeout: Seconds | None = Field(
         None, description="Per-test timeout of this phase's tests (overrides the challenge's)."
+    )
+    isolation: IsolationName | None = Field(
+        None,
+        description=(
+            "How the hidden tests reach the workspace's code: in-process (they import it into their "
+            "own process) or process (it runs in a separate sandboxed process, and values cross as "
+            "plain data or handles, so none of its code runs where the tests decide). A phase's "
+            "overrides the challenge's; default in-process."
+        ),
     )
 
 
@@ -439,6 +452,8 @@ class Phase:
     passes: tuple[str, ...] = ()
     #: mounts of a command phase run as a verifier (None: a plain command, or pytest)
     verifier: Verifier | None = None
+    #: how its hidden pytest tests reach the workspace's code: ``in-process`` or ``process``
+    isolation: str = "in-process"
 
 
 @dataclass(frozen=True, slots=True)

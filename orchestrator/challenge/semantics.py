@@ -273,6 +273,7 @@ class Semantics:
                     preserved=tuple(model.preserved) if model else (),
                     args=(*testing.args, *(own.args if own else ())),
                     timeout=own.timeout if own and own.timeout is not None else testing.timeout,
+                    isolation=(own.isolation if own and own.isolation else testing.isolation) or "in-process",
                     groups=tuple(
                         Group(name, group.markers, tuple(group.tests or ()))
                         for name, group in (model.groups if model else {}).items()
@@ -312,6 +313,12 @@ class Semantics:
                         ("phases", i, "passes", j),
                         f"unknown group {name!r}{hint} (groups of {phase.id}: {declared})",
                     )
+            if phase.command is not None and phase.testing.isolation is not None:
+                problem = (
+                    "isolation: is how hidden pytest tests reach the workspace's code; a command: phase "
+                    "runs no pytest (its command reaches the code across a process boundary already)"
+                )
+                self.report(("phases", i, "testing", "isolation"), problem)
             if phase.verifier is not None:
                 if phase.command is None:
                     problem = "a verifier: runs the phase's command:, and it has none"

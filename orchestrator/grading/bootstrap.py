@@ -32,6 +32,10 @@ assumes it is hostile:
 For a challenge with ``prohibited_effects`` (settings ``effects``), the probe (``probe.py``)
 starts watching right after ``ready``, before the workspace is importable.
 
+An isolated run (settings ``host``, ``testing: isolation: process``) never makes the workspace
+importable here: ``remote.py`` joins the workspace host, the process that runs the agent's code,
+and every import of the workspace reaches it (``isolation.py``).
+
 Every result is streamed as it happens; problems go to the stream as ``tampering`` lines;
 the last line is ``exit``. The runner cross-checks all of it against the JUnit XML and the
 canaries (``orchestrator.grading.harness``).
@@ -366,11 +370,16 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     compare, finish, write, before = changed, guard.finish, guard.write, machinery.before
     if settings.get("effects"):  # the challenge prohibits effects: note each attempt (probe.py)
         _probe(settings["effects"])
-    _source_only(settings["workspace"])
+    host = settings.get("host")
+    if host:  # isolated: the workspace is another process's, reached through remote.py
+        _load("changeup_remote", host["remote"]).connect(host)
+    else:
+        _source_only(settings["workspace"])
     # The hidden tests' own helpers (the support folder, modules beside the tests) come
     # before the workspace: a module of the agent's cannot stand in for one of them.
     sys.path.extend(settings.get("path") or [])
-    sys.path.append(settings["workspace"])  # after the standard library and site-packages
+    if not host:
+        sys.path.append(settings["workspace"])  # after the standard library and site-packages
     timer = Timer(machinery.pytest, settings.get("timeouts") or {})
     code = int(machinery.pytest.main(args, plugins=[guard, timer]))
     for problem in finish(compare(before)):
@@ -397,6 +406,20 @@ def _probe(config: dict[str, Any]) -> None:
         probe.watch(config)
     except Exception as error:  # an observer's failure is no verdict
         print(f"changeup: the prohibited-effects probe did not start: {error!r}", file=sys.stderr)
+
+
+def _load(name: str, path: str) -> Any:
+    """The harness's script at ``path`` as module ``name`` (the warm interpreter has it already)."""
+    if name not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def main() -> int:

@@ -78,7 +78,8 @@ async def run_process_group(
     pass_fds: Sequence[int] = (),
 ) -> Finished:
     """Run ``command`` to its exit or ``timeout``; cancellation stops its tree too. ``pass_fds``
-    are descriptors it inherits (a result pipe's write end)."""
+    are descriptors it inherits (a result pipe's write end, an isolated run's socket to its
+    workspace host)."""
     tail = bytearray()
     truncated = False
     # A character may be split between two reads: decode incrementally, not chunk by chunk.

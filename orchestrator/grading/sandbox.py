@@ -271,8 +271,53 @@ class Sandbox:
             *argv,
         ]
 
-    def warm(self, folder: Path, environment: Environment, runtime: Runtime, zygote: str) -> list[str]:
-        """The warm interpreter's command line (``zygote.py``, named in :meth:`places` terms).
+    def host(
+        self,
+        argv: Sequence[str],
+        folder: Path,
+        environment: Environment,
+        *,
+        runtime: Runtime | None,
+        user: SandboxUser | None,
+    ) -> list[str]:
+        """``argv`` confined as a cold workspace host (``isolation.py``) for a test run in ``folder``.
+
+        Under bubblewrap it sees what a hidden run sees but the hidden tests and the run's
+        output: the private runtime, the grading environment and the harness read-only, the
+        snapshot copy writable, an empty folder of its own where the output would be, in
+        namespaces of its own (it drops to ``user`` itself, as the bootstrap does). Otherwise it
+        runs as ``user`` (the separate-user fallback) or as it is.
+        """
+        if self.kind == "none":
+            return list(argv)
+        if self.kind != "bubblewrap" or runtime is None:
+            limits = self.limits.prlimit(user.uid if user else None)
+            pids = self.limits.processes if self.as_root and user is None else None
+            return [*limits, *reaped([*setpriv(user), *argv], pids=pids)]
+        capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
+        view = [*_runtime_mounts(runtime), *_hidden_view(environment)]
+        view += bind(folder / "harness", INSIDE / "harness")
+        view += bind(folder / "ws", INSIDE / "ws", writable=True)
+        view += ["--perms", "1777", "--tmpfs", str(INSIDE / "out")]
+        return [
+            *self.limits.prlimit(user.uid if user else None),
+            *self._bubblewrap(capabilities, view),
+            "--chdir",
+            str(INSIDE / "ws"),
+            "--",
+            *argv,
+        ]
+
+    def warm(
+        self,
+        folder: Path,
+        environment: Environment,
+        runtime: Runtime,
+        zygote: str,
+        preload: Sequence[tuple[str, str]] = (),
+    ) -> list[str]:
+        """The warm interpreter's command line (``zygote.py``, named in :meth:`places` terms);
+        ``preload``: scripts of the harness (path, module name) it imports once, for every run.
 
         Its sandbox is a hidden run's (the private runtime, the grading environment, no
         network, a PID namespace of its own) with ``folder/harness`` read-only and every run
@@ -299,6 +344,7 @@ class Sandbox:
             "workdir": str(INSIDE / "ws"),
             "user": list(TEST_USER) if self.as_root else None,
             "limits": asdict(self.limits),
+            "preload": [list(pair) for pair in preload],
         }
         # The zygote is PID 1 itself: when it ends, the kernel ends every process of its
         # sandbox before bubblewrap (which then exits) sees it end, not some time after.

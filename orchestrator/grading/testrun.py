@@ -26,8 +26,10 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import anyio
+import structlog
 
 from orchestrator.challenge.model import Challenge, Phase
 from orchestrator.grading.canaries import Canaries, plant_canaries
@@ -45,9 +47,20 @@ from orchestrator.grading.harness import (
     pytest_args,
     read_stream,
 )
+from orchestrator.grading.isolation import (
+    HOST_EFFECTS,
+    SCRIPTS,
+    cold_host,
+    host_settings,
+    isolated,
+    per_call,
+    seclude,
+    strength,
+    workspace_owner,
+)
 from orchestrator.grading.junit import Verdict
 from orchestrator.grading.policy import Status, counts, void
-from orchestrator.grading.processes import run_process_group
+from orchestrator.grading.processes import Finished, run_process_group
 from orchestrator.grading.runtime import Runtime, runtime_for
 from orchestrator.grading.sandbox import Mount, Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
@@ -68,6 +81,8 @@ from orchestrator.system import ResultPipe
 from triggers import PhaseResult, TestOutcome
 
 __all__ = ["PytestRunner", "TestRun", "refused", "superseded_by"]
+
+logger = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,12 +129,20 @@ def refused(
 
 
 def _batches(phases: list[Phase]) -> list[list[Phase]]:
-    """The pytest processes a run needs: phases with the same ``testing: args`` share one
-    (pytest's options hold for a whole process), in phase order."""
-    batches: dict[tuple[str, ...], list[Phase]] = {}
+    """The pytest processes a run needs: phases with the same ``testing: args`` and isolation
+    share one (pytest's options, and where the workspace's code runs, hold for a whole
+    process), in phase order."""
+    batches: dict[tuple[tuple[str, ...], bool], list[Phase]] = {}
     for phase in phases:
-        batches.setdefault(phase.args, []).append(phase)
+        batches.setdefault((phase.args, isolated(phase)), []).append(phase)
     return list(batches.values())
+
+
+def _both(tests: tuple[Effect, ...] | None, host: tuple[Effect, ...] | None) -> tuple[Effect, ...] | None:
+    """The effects the tests' probe and the workspace host's noted; None unless both watched."""
+    if tests is None or host is None:
+        return None
+    return tuple(dict.fromkeys((*tests, *host)))
 
 
 def _results_folder(folder: Path, phase: Phase) -> Path:
@@ -235,6 +258,10 @@ class PytestRunner:
             for phase in challenge.phases
             if phase.command is None
         }
+        #: whether a phase runs the agent's code in a workspace host (``isolation.py``)
+        self._isolated = any(isolated(phase) for phase in challenge.phases)
+        if self._isolated and self.sandbox.kind != "bubblewrap":  # a weaker boundary is never silent
+            logger.warning("weaker isolation", challenge=challenge.id, isolation=strength(self.sandbox))
 
     async def __aenter__(self) -> PytestRunner:
         """Fix the groups' membership, and start the warm interpreter (under bubblewrap): the runs
@@ -251,10 +278,14 @@ class PytestRunner:
             return self  # each run says so, as it would without the warm interpreter
         for name in ("harness", "runs"):
             (self._home / name).mkdir(parents=True, exist_ok=True)
-        for source in (BOOTSTRAP, ZYGOTE, PROBE):
+        for source in (BOOTSTRAP, ZYGOTE, PROBE, *(script for script, _ in SCRIPTS)):
             shutil.copyfile(source, self._home / "harness" / source.name)
         places = self.sandbox.places(self._home, self.environment)
-        command = self.sandbox.warm(self._home, self.environment, runtime, str(places.harness / ZYGOTE.name))
+        preload = (
+            [(str(places.harness / script.name), name) for script, name in SCRIPTS] if self._isolated else []
+        )
+        zygote = str(places.harness / ZYGOTE.name)
+        command = self.sandbox.warm(self._home, self.environment, runtime, zygote, preload)
         self._warm = WarmInterpreter(command, env=self._env(places), log=self._home / "zygote.log")
         with contextlib.suppress(WarmFailure):  # the first run tries again, and says why if it fails
             await self._warm.start()
@@ -332,6 +363,8 @@ class PytestRunner:
         detail = "; ".join(j.detail for j in judgements if j.detail)
         watched = self.challenge.model.prohibited_effects  # what the probe noted, if it watched
         effects = read_effects(folder / "out" / EFFECTS, hidden.from_run) if watched else None
+        if watched and any(isolated(p) for p in chosen if p.command is None):  # and the host's
+            effects = _both(effects, read_effects(folder / "out" / HOST_EFFECTS, hidden.from_run))
         return status, self._results(chosen, verdicts, superseded, detail, groups), detail, effects
 
     def _env(self, places: Places) -> dict[str, str]:
@@ -358,7 +391,7 @@ class PytestRunner:
         batches = _batches([p for p in chosen if p.command is None])
         if batches:
             if self._warm is None:  # the warm interpreter has a copy of its own
-                for source in (BOOTSTRAP, PROBE):
+                for source in (BOOTSTRAP, PROBE, *(script for script, _ in SCRIPTS)):
                     shutil.copyfile(source, folder / "harness" / source.name)
             for batch in batches:
                 folders = [hidden.folder_of(p.id) for p in batch]
@@ -369,9 +402,15 @@ class PytestRunner:
         for path in results:  # each verifier's fresh, empty, writable results folder
             path.mkdir(parents=True)
         self.sandbox.hand_over(folder, writable=[folder / "out", *results])
+        if self._isolated:
+            seclude(folder, self.sandbox)  # the separate-user sandbox: the host's user reads neither
+            if self.challenge.model.prohibited_effects:  # the host's notes: written by it alone
+                (folder / "out" / HOST_EFFECTS).touch(mode=0o644)
         out = (folder / "out").stat()
         ws = folder / "ws"
-        await self.exports.take(tree, ws, (out.st_uid, out.st_gid))
+        await self.exports.take(
+            tree, ws, workspace_owner(self.challenge, self.sandbox, (out.st_uid, out.st_gid))
+        )
         judgements: list[Judgement] = []
         try:
             for number, (batch, canaries) in enumerate(planted, 1):
@@ -420,6 +459,13 @@ class PytestRunner:
             path=[places.hidden, *(places.hidden / f for f in folders)],
         )
         settings.update(probe_settings(self.challenge.model.prohibited_effects, places, f"junit{name}.xml"))
+        if isolated(phases[0]):  # its batch shares it: the workspace's code runs in a host
+            settings["host"] = host_settings(
+                places,
+                self.sandbox,
+                timeout=per_call(self.timeout),
+                effects=settings.get("effects"),
+            )
         ini = places.hidden / INI if self.challenge.model.testing.ini is not None else None
         args = pytest_args(
             hidden=places.hidden,
@@ -438,20 +484,44 @@ class PytestRunner:
                 )
             except WarmFailure as failure:  # the grader's failure, never the agent's
                 return Judgement("invalid", [], str(failure))
-        else:
-            finished = await run_process_group(
-                self._confined(
-                    folder,
-                    bootstrap_argv(places.python, places.harness / BOOTSTRAP.name, settings, args),
-                    runtime=self._runtime,
-                ),
-                cwd=folder / "ws",
+        elif "host" in settings:
+            async with cold_host(
+                settings["host"],
+                places,
+                self.sandbox,
+                folder=folder,
+                environment=self.environment,
+                runtime=self._runtime,
                 env=self._env(places),
-                timeout=self.timeout,
-            )
+            ) as socket:
+                settings["host"]["fd"] = socket
+                finished = await self._cold(folder, places, settings, args, (socket,))
+        else:
+            finished = await self._cold(folder, places, settings, args)
         out = folder / "out"
         stream = read_stream(out / f"stream{name}.jsonl")
         return judge(finished, stream, out / f"junit{name}.xml", canaries, self.timeout)
+
+    async def _cold(
+        self,
+        folder: Path,
+        places: Places,
+        settings: dict[str, Any],
+        args: list[str],
+        keep: tuple[int, ...] = (),
+    ) -> Finished:
+        """A pytest process of its own (no warm interpreter); it inherits ``keep``."""
+        return await run_process_group(
+            self._confined(
+                folder,
+                bootstrap_argv(places.python, places.harness / BOOTSTRAP.name, settings, args),
+                runtime=self._runtime,
+            ),
+            cwd=folder / "ws",
+            env=self._env(places),
+            timeout=self.timeout,
+            pass_fds=keep,
+        )
 
     async def _command(self, folder: Path, hidden: HiddenCopy, phase: Phase) -> Judgement:
         """A ``command:`` phase's run, judged by the result it leaves; a verifier's with its

@@ -36,6 +36,10 @@ from the one before, and none outlives the run:
   ends as an interpreter ends (threads joined, ``atexit`` run, output flushed) but without
   tearing its modules down.
 
+An isolated run (``testing: isolation: process``) has a fourth: the init forks the
+**workspace host** (:class:`WorkspaceHost`, ``host.py``) beside the test process, in PID and
+mount namespaces of its own, the only process of the run that runs the agent's code.
+
 The zygote, the leader and the init run as root inside the sandbox (as the caller in a user
 namespace, when changeup is not root). The test process runs as the test user (as the same
 caller, with no capability, when not root), in a PID namespace where no process of the
@@ -80,6 +84,8 @@ TAIL = 65536
 DRAIN = 1.0
 #: The exit of a process of a run whose own code failed before it could report.
 BROKEN = 70
+#: Where an isolated run's test process and workspace host hold their ends of its socket.
+HOST_FD = 3
 
 _libc = ctypes.CDLL(None, use_errno=True)
 #: How a test process ends, held before any run: the agent's code may rebind the names.
@@ -389,9 +395,12 @@ class Init:
             hard = resource.getrlimit(kind)[1]
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(kind, (value, value))
-        pid, job = _fork(lambda: self._test(writing))
+        host = WorkspaceHost.asked(self.config, self.request)  # an isolated run's (``host.py``)
+        pid, job = _fork(lambda: self._test(writing, host))
         if job is not None:
             return job
+        if host is not None:
+            host.start(writing)
         os.close(writing)
         while True:
             reaped, status = os.waitpid(-1, 0)
@@ -400,14 +409,17 @@ class Init:
         code = os.waitstatus_to_exitcode(status)
         os._exit(code if code >= 0 else 128 - code)  # as bubblewrap reports a signal
 
-    def _test(self, output: int) -> Job:
-        """Become the test process: its own session, no descriptor of ours, no privilege."""
+    def _test(self, output: int, host: WorkspaceHost | None) -> Job:
+        """Become the test process: its own session, no descriptor of ours (but its end of the
+        workspace host's socket), no privilege."""
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(output, 1)
         os.dup2(output, 2)
-        os.closerange(3, 1 << 20)  # one close_range(2); the zygote holds nothing near that high
+        if host is not None:
+            self.request["settings"]["host"]["fd"] = HOST_FD
+        _keep([] if host is None else [host.tests])
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh interpreter
         os.chdir(self.config["workdir"])
         bootstrap = sys.modules["bootstrap"]
@@ -416,6 +428,94 @@ class Init:
         if self.config["user"] is None:  # as a cold run's process: dumpable unless its uid changed
             _call(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
         return Job(dict(self.request["settings"]), [str(a) for a in self.request["args"]])
+
+
+def _keep(fds: list[int]) -> None:
+    """Move ``fds`` to ``HOST_FD``, ``HOST_FD + 1``... and close every other descriptor from 3 up
+    (one close_range(2): the zygote holds nothing near the top)."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, HOST_FD + len(fds)) for fd in fds]  # clear of the targets
+    for offset, fd in enumerate(high):
+        os.dup2(fd, HOST_FD + offset)
+    os.closerange(HOST_FD + len(fds), 1 << 20)
+
+
+class WorkspaceHost:
+    """The workspace host of an isolated run (``host.py``, the one process that runs the agent's
+    code), forked by the run's init beside the test process and joined to it by a socket pair.
+
+    The init, once the test process is forked, enters new mount and PID namespaces (its last
+    act before it waits), covers the hidden tests and the run's output (an empty folder of the
+    host's own there, its HOME as the run's output is the tests') and gives fresh ``/tmp`` and
+    ``/dev/shm``; then forks the host's own init (PID 1 there, with its ``/proc``), which
+    forks the host: its own session, as the host user of the settings (another uid than the
+    tests' as root), no capability. The host cannot name the test process (it has no PID in
+    the host's namespace) nor open a file of the tests', and ends with the run's init.
+    """
+
+    def __init__(self, config: dict[str, Any], serve: dict[str, Any]) -> None:
+        self.config = config
+        self.serve = serve
+        tests, host = socket.socketpair()
+        self.tests, self.host = tests.detach(), host.detach()  # plain descriptors: nothing closes them but us
+        self.effects = -1
+        if serve.get("effects"):  # opened while the run's output is still in view
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            self.effects = os.open(serve["effects"]["file"], flags, 0o644)
+
+    @classmethod
+    def asked(cls, config: dict[str, Any], request: dict[str, Any]) -> WorkspaceHost | None:
+        """The host a run's settings ask for (``host.serve``), if any."""
+        host = request["settings"].get("host")
+        return None if not host else cls(config, host["serve"])
+
+    def start(self, output: int) -> None:
+        """In the run's init: hide what the host must not see, and fork its init."""
+        os.close(self.tests)
+        _call(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        sealed = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+        for name, target, writable in self.config["binds"]:
+            if name == "ws":
+                continue
+            if writable:  # the run's output: an empty folder of the host's own (its HOME, as the tests')
+                _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+            else:  # the hidden tests: an empty read-only folder
+                _mount("tmpfs", target, "tmpfs", sealed, "mode=0755,size=4k")
+        for fresh in ("/tmp", "/dev/shm"):
+            _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+        _fork(lambda: self._init(output))
+        os.close(self.host)
+        if self.effects >= 0:
+            os.close(self.effects)
+
+    def _init(self, output: int) -> None:
+        """PID 1 of the host's namespace: its ``/proc``; reaps until the host ends."""
+        _call(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        pid, _ = _fork(lambda: self._serve(output))
+        while os.waitpid(-1, 0)[0] != pid:
+            pass
+
+    def _serve(self, output: int) -> None:
+        """Become the host: its own session and descriptors, the host user, no privilege; serve."""
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        _keep([self.host, *([self.effects] if self.effects >= 0 else [])])
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.chdir(self.config["workdir"])
+        bootstrap = sys.modules["bootstrap"]
+        bootstrap.drop(self.serve["user"])
+        _clear_capabilities()
+        if self.serve["user"] is None:
+            _call(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+        effects = self.serve.get("effects")
+        config = {**self.serve, "fd": HOST_FD, "effects": effects and {**effects, "file": HOST_FD + 1}}
+        host = sys.modules["changeup_host"]
+        host.prepare(config, bootstrap)
+        host.serve(config)
 
 
 def _loopback_up() -> None:
@@ -443,11 +543,15 @@ def _clear_capabilities() -> None:
 
 
 def _load_bootstrap(path: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bootstrap", path)
+    return _load(path, "bootstrap")
+
+
+def _load(path: str, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the bootstrap from {path}")
+        raise ImportError(f"cannot load {name} from {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["bootstrap"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -467,6 +571,8 @@ def main() -> None:
     """Make the machinery once; in each run's test process, run the bootstrap with it."""
     config = json.loads(sys.argv[1])
     bootstrap = _load_bootstrap(config["bootstrap"])
+    for path, name in config.get("preload") or ():  # isolation's modules: compiled once, here
+        _load(path, name)
     machinery = bootstrap.Machinery()
     # Nothing made so far is garbage: kept out of the children's collections, so a collection
     # in a run neither walks it nor copies its pages (the ``gc.freeze`` docs' advice for forking).

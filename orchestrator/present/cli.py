@@ -530,9 +530,11 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
 
     \b
     For each challenge:
+      isolation     where the agent's code runs: isolated, or in-process (sharing the tests')
       reference     the reference solution reaches full marks, its triggers fire as designed
       starter       on the untouched starter, every changed-requirement test fails
       broken/NAME   each broken variant fails exactly the tests and criteria it declares
+      impostor/KIND the reference returning doubles of its results falls short of full marks
       reference #N  the reference again, TRIALS times, to catch flaky tests
 
     \b

@@ -72,7 +72,7 @@ def groups_challenge(tmp_path: Path, *, passes: str | None = "[core]") -> Path:
         "      title: drop duplicates too\n      weight: 2\n",
         "      title: drop duplicates too\n      weight: 2\n" + GROUPS + policy,
     )
-    text = text.replace("  limits:\n", "  testing:\n    ini: tests/pytest.ini\n  limits:\n")
+    text = text.replace("\n  testing:\n", "\n  testing:\n    ini: tests/pytest.ini\n", 1)
     yaml.write_text(text)
     (root / "tests" / "pytest.ini").write_text(INI)
     (root / "tests" / "phase2" / "test_groups.py").write_text(TESTS)

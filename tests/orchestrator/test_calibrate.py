@@ -46,22 +46,33 @@ def test_calibration_passes_for_a_sound_challenge_and_catches_a_wrong_declaratio
 
 
 @pytest.mark.slow
-def test_an_impostor_with_full_marks_fails_calibration(tmp_path: Path) -> None:
-    """Hidden tests that compare results loosely let a double through, and calibration says so."""
-    root = tmp_path / "export-time"
-    shutil.copytree(REPO / "challenges" / "export-time", root)
-    for test_file in (root / "tests").rglob("test_*.py"):
-        text = test_file.read_text()
-        loose = text.replace("exactly(format_export_time(", "(format_export_time(").replace(
-            "assert type(format_export_time(value)) is str",
-            "assert isinstance(format_export_time(value), str)",
-        )
-        test_file.write_text(loose)
-    checks = anyio.run(lambda: calibrate([load_challenge(root)], tmp_path / "out", trials=0))
-    impostors = {c.run: c for c in checks if c.run.startswith("impostor/")}
+def test_an_impostor_with_full_marks_fails_calibration_unless_isolated(tmp_path: Path) -> None:
+    """Hidden tests that compare results loosely let a double through in-process, and calibration
+    says so; the same loose tests with the agent's code in a process of its own catch it (a
+    ``str`` subclass crosses as a handle, which equals only itself)."""
+    copies = []
+    for isolation in ("in-process", "process"):
+        root = tmp_path / isolation / "export-time"
+        shutil.copytree(REPO / "challenges" / "export-time", root)
+        spec = root / "challenge.yaml"
+        spec.write_text(spec.read_text().replace("isolation: process", f"isolation: {isolation}"))
+        for test_file in (root / "tests").rglob("test_*.py"):
+            text = test_file.read_text()
+            loose = text.replace("exactly(format_export_time(", "(format_export_time(").replace(
+                "assert type(format_export_time(value)) is str",
+                "assert isinstance(format_export_time(value), str)",
+            )
+            test_file.write_text(loose)
+        copies.append(load_challenge(root))
+    checks = anyio.run(lambda: calibrate(copies, tmp_path / "out", trials=0))
+    shared, apart = checks[: len(checks) // 2], checks[len(checks) // 2 :]
+    impostors = {c.run: c for c in shared if c.run.startswith("impostor/")}
     assert set(impostors) == {"impostor/always-equal", "impostor/equal-subclass"}
     assert impostors["impostor/always-equal"].ok  # isinstance(..., str) still catches a plain double
     caught = impostors["impostor/equal-subclass"]
     assert not caught.ok
     assert "full marks with doubles for results" in caught.got
-    assert all(c.ok for c in checks if not c.run.startswith("impostor/")), [c for c in checks if not c.ok]
+    assert all(c.ok for c in shared if not c.run.startswith("impostor/")), [c for c in shared if not c.ok]
+    assert all(c.ok for c in apart), [c for c in apart if not c.ok]
+    said = {c.run: c.got for c in checks if c.run == "isolation"}
+    assert [c.got.split(":")[0] for c in checks if c.run == "isolation"] == ["in-process", "isolated"], said

@@ -85,7 +85,7 @@ def challenge_with_options(tmp_path: Path) -> Path:
     text = yaml.read_text()
     text = text.replace("    - id: phase1\n      title: trim and drop empties\n", PHASE1)
     text = text.replace("    - id: phase2\n      title: drop duplicates too\n", PHASE2)
-    yaml.write_text(text.replace("  limits:\n", TESTING + "  limits:\n"))
+    yaml.write_text(text.replace("\n  testing:\n", "\n" + TESTING, 1))
     (root / "tests" / "pytest.ini").write_text("[pytest]\nmarkers =\n    core: a core case\n")
     support = root / "tests" / "support"
     (support / "data").mkdir(parents=True)

@@ -206,6 +206,40 @@ def test_group_policy_and_verifier_problems_name_their_place(tmp_path: Path) -> 
     ]
 
 
+ISOLATION_YAML = SEED_YAML.replace(
+    "  triggers:",
+    """  testing:
+    isolation: process
+  phases:
+    - id: phase1
+    - id: phase2
+      testing:
+        isolation: in-process
+  triggers:""",
+)
+
+
+def test_isolation_is_the_challenges_unless_a_phase_says_otherwise(tmp_path: Path) -> None:
+    """``testing: isolation`` reaches every phase; a phase's own wins; the default is in-process."""
+    challenge = load_challenge(make_challenge(tmp_path / "a", ISOLATION_YAML))
+    assert [p.isolation for p in challenge.phases] == ["process", "in-process"]
+    assert [p.isolation for p in load_challenge(make_challenge(tmp_path / "b")).phases] == ["in-process"] * 2
+
+
+def test_an_unknown_isolation_or_one_on_a_command_phase_is_a_problem_at_its_place(tmp_path: Path) -> None:
+    """A misspelt value names its place and the valid ones; a command phase takes no isolation."""
+    misspelt = ISOLATION_YAML.replace("    isolation: process", "    isolation: subprocess")
+    (problem,) = validate(make_challenge(tmp_path / "a", misspelt))
+    assert (problem.line, problem.column) == (7, 16)
+    assert "expected 'in-process' or 'process', got 'subprocess'" in problem.message
+    on_a_command = ISOLATION_YAML.replace(
+        "    - id: phase2\n", "    - id: phase2\n      command: ./check.sh\n"
+    )
+    (problem,) = validate(make_challenge(tmp_path / "b", on_a_command))
+    assert (problem.line, problem.column) == (13, 20)
+    assert "a command: phase runs no pytest" in problem.message
+
+
 def test_load_raises_with_every_problem(tmp_path: Path) -> None:
     """load_challenge raises ChallengeError listing all problems."""
     root = make_challenge(tmp_path, SEED_YAML.replace("phase1_tests_pass", "phase7_tests_pass", 1))
