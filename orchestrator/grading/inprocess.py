@@ -280,7 +280,10 @@ class Namespace:
         self.names = tuple(name for name in namespace if name not in free and name not in _UNSEALED)
         self.values = tuple(namespace[name] for name in self.names)
         self.known = frozenset(namespace) | free | _UNSEALED
-        self.functions = tuple(value for value in self.values if type(value) is _FUNCTION) if closed else ()
+        file = namespace.get("__file__")
+        self.functions = tuple(  # its own functions (those it imports are their modules' business)
+            value for value in self.values if type(value) is _FUNCTION and value.__code__.co_filename == file
+        )
         self.codes = tuple(map(_code, self.functions))
         self.defaults = tuple(map(_defaults, self.functions))
         self.kwdefaults = tuple(map(_kwdefaults, self.functions))
@@ -288,7 +291,7 @@ class Namespace:
         self.classes = [
             _Class(f"{label}:{name}", value)
             for name, value in zip(self.names, self.values, strict=True)
-            if closed and isinstance(value, type) and value.__module__ == module
+            if file is not None and isinstance(value, type) and value.__module__ == module
         ]
 
     def intact(self) -> bool:
@@ -507,8 +510,8 @@ class Watch:
         path = os.path.realpath(function.__code__.co_filename)
         if not path.startswith(self.hidden):
             return False
-        found = self.source(path, rewritten=isinstance(impl.plugin, types.ModuleType))
-        return found is not None and found.holds(function.__code__)
+        compiled = (self.source(path, rewritten=rewritten) for rewritten in (True, False))
+        return any(found is not None and found.holds(function.__code__) for found in compiled)
 
     def collected(self, modules: Iterable[types.ModuleType]) -> list[str]:
         """After collection: seal every hidden module (``modules``, and any other imported from
