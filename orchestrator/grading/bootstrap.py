@@ -192,8 +192,9 @@ class Guard:
         self.before_collection: list[object] = []
         self.checked: dict[str, tuple[object, object]] = {}
         # The process's checks on itself: equality, sealed namespaces, hooks (``inprocess.py``).
+        equality = machinery.equality
         self.watch = machinery.inprocess.Watch(
-            hidden, machinery.known, machinery.builtins, machinery.equality.SAY, self.tampering
+            hidden, machinery.known, machinery.builtins, equality.SAY, equality.ASSERTED, self.tampering
         )
 
     def write(self, line: dict[str, Any]) -> None:
@@ -326,6 +327,7 @@ class Machinery:
 
     def __init__(self) -> None:
         import builtins
+        import unittest.case
 
         import pytest
         from _pytest.config import default_plugins
@@ -352,7 +354,7 @@ class Machinery:
         self.inprocess = _sibling("inprocess.py", "changeup_inprocess")
         # Before the fingerprint, which covers the changes.
         self.equality.install(_pytest.assertion.rewrite)
-        self.equality.install_unittest(sys.modules["unittest.case"])
+        self.equality.install_unittest(unittest.case)
         self.before = fingerprint()
         self.known = frozenset(id(_function_of(entry[3])) for entry in self.before[0])
         self.builtins = self.inprocess.Namespace("builtins", vars(builtins), free=frozenset(), closed=False)

@@ -16,7 +16,9 @@ int, a random str, and a random value of the other operand's type when that is a
 A part that says it equals one of them, or that it is not unequal to it, equals everything:
 the assertion fails ("an object that equals everything: <type> from <module>") and the run is
 tampered. The bootstrap's check of each test's code compiles with the same rewriting, so the
-two agree. Plain values of exact built-in types cost one type check each.
+two agree. Plain values of exact built-in types cost one type check each. Each rewritten
+assertion also calls :func:`asserted` once its operands are evaluated, before it decides:
+``inprocess.py`` checks the asserting module's globals there.
 
 What it does not see: comparisons pytest does not rewrite (a module the tests import,
 ``--assert=plain``, inside a comprehension or lambda), and an ``__eq__`` that tells the fresh
@@ -30,17 +32,19 @@ from __future__ import annotations
 import ast
 import operator
 import os
+import sys
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["SAY", "compare", "install", "install_unittest"]
+__all__ = ["ASSERTED", "SAY", "asserted", "compare", "install", "install_unittest"]
 
 #: Exact types whose ``==`` is the built-in one (``type``: identity, but for a metaclass).
 _SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes, type, range})
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 _MISSING = object()
-_urandom = os.urandom  # held before the agent's code runs: it may rebind os.urandom
+_urandom = os.urandom  # held before the agent's code runs: it may rebind these
+_getframe = sys._getframe
 
 
 class _Fresh:
@@ -54,6 +58,9 @@ class _Fresh:
 
 #: Where a lie is told (the Guard's tampering line), set by each run (``inprocess.Watch``).
 SAY: list[Callable[[str], None]] = []
+#: What checks, after each assertion's operands, the globals its code reads (given the asserting
+#: frame's globals and code), set by each run.
+ASSERTED: list[Callable[[dict[str, Any], types.CodeType], None]] = []
 
 
 def _decoys(other: object) -> list[object]:
@@ -180,12 +187,23 @@ def compare(op: str, left: object, right: object) -> object:
     return result
 
 
+def asserted() -> None:
+    """Called by each rewritten assertion once its operands are evaluated, before it decides:
+    the checks of the globals and builtins the asserting code reads (code of the agent's that
+    rebinds one while a test runs, and puts it back before the next test, is seen here)."""
+    __tracebackhide__ = True
+    frame = _getframe(1)
+    for check in ASSERTED:
+        check(frame.f_globals, frame.f_code)
+
+
 _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
 
 
 def install(rewrite: types.ModuleType) -> None:
     """Make pytest's assertion rewriting (``rewrite``: ``_pytest.assertion.rewrite``) send every
-    ``==``, ``!=``, ``in`` and ``not in`` it explains through :func:`compare`.
+    ``==``, ``!=``, ``in`` and ``not in`` it explains through :func:`compare`, and call
+    :func:`asserted` in each assertion before it decides.
 
     The rewriter turns each link of a comparison into ``@py_assertN = left OP right``; that
     statement becomes ``@py_assertN = @pytest_ar._changeup_compare(OP, left, right)``, so the
@@ -208,8 +226,23 @@ def install(rewrite: types.ModuleType) -> None:
                 statement.value = ast.copy_location(call, value)
         return result  # type: ignore[no-any-return]
 
+    def visit_Assert(self: Any, assertion: ast.Assert) -> list[ast.stmt]:
+        statements: list[ast.stmt] = original_assert(self, assertion)
+        for index, statement in enumerate(statements):  # the ``if not <condition>: raise`` it decides by
+            test = getattr(statement, "test", None)
+            if type(statement) is ast.If and type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+                check = ast.Expr(self.helper("_changeup_asserted"))
+                for node in ast.walk(check):
+                    ast.copy_location(node, assertion)
+                statements.insert(index, check)
+                break
+        return statements
+
+    original_assert = rewriter.visit_Assert
     rewriter.visit_Compare = visit_Compare
+    rewriter.visit_Assert = visit_Assert
     rewrite._changeup_compare = compare  # type: ignore[attr-defined]
+    rewrite._changeup_asserted = asserted  # type: ignore[attr-defined]
 
 
 def install_unittest(case: types.ModuleType) -> None:

@@ -25,8 +25,10 @@ file as pytest does). The bootstrap's Guard drives one :class:`Watch` a run:
   must be explained: a function of the fingerprinted machinery (bound to its own plugin), or
   code of a hidden file; the ones already there must keep their order.
 
-The quick checks (before each test's setup and call) compare identities in C loops; a check
-that fails is redone in full and said in words, each problem once, as ``tampering`` lines.
+The quick checks (before each test's setup and call; and in each assertion, before it decides,
+of the globals and builtins its function's code reads: a name rebound while a test runs and
+put back before the next is seen there) compare identities in C loops; a check that fails is redone in
+full and said in words, each problem once, as ``tampering`` lines.
 """
 
 from __future__ import annotations
@@ -338,6 +340,33 @@ class Namespace:
         return out
 
 
+class _Reads:
+    """What an asserting function's code reads of its sealed module and of builtins: checked in
+    each of its assertions (a few names, not the whole namespace)."""
+
+    def __init__(self, seal: Namespace, builtins_seal: Namespace, code: types.CodeType) -> None:
+        self.seal = seal
+        names = set(code.co_names)
+        sealed = dict(zip(seal.names, seal.values, strict=True))
+        self.names = tuple(name for name in names if name in sealed)
+        self.values = tuple(sealed[name] for name in self.names)
+        own = {id(f): c for f, c in zip(seal.functions, seal.codes, strict=True)}
+        self.functions = tuple(v for v in self.values if id(v) in own)
+        self.codes = tuple(own[id(f)] for f in self.functions)
+        builtin = dict(zip(builtins_seal.names, builtins_seal.values, strict=True))
+        self.builtins = builtins_seal.namespace
+        self.builtin_names = tuple(name for name in names if name in builtin and name not in sealed)
+        self.builtin_values = tuple(builtin[name] for name in self.builtin_names)
+
+    def intact(self) -> bool:
+        namespace, builtins = self.seal.namespace, self.builtins
+        return (
+            all(map(_is, map(namespace.get, self.names, _repeat(_MISSING)), self.values))
+            and all(map(_is, map(builtins.get, self.builtin_names, _repeat(_MISSING)), self.builtin_values))
+            and all(map(_is, map(_code, self.functions), self.codes))
+        )
+
+
 # ---------------------------------------------------------------------------- hooks
 
 
@@ -420,8 +449,9 @@ class Watch:
     """One run's checks (see the module), driven by the bootstrap's Guard; each problem said once.
 
     ``known``: the ids of the fingerprinted machinery's functions; ``builtins_seal``: builtins,
-    sealed before the run; ``reporters``: where ``equality.py`` says a lie (this watch's
-    :meth:`lie` goes there); ``say``: the Guard's tampering line.
+    sealed before the run; ``reporters`` and ``asserted``: ``equality.py``'s hooks, where a
+    lie is said (this watch's :meth:`lie`) and what each assertion calls (its
+    :meth:`assertion`); ``say``: the Guard's tampering line.
     """
 
     def __init__(
@@ -430,6 +460,7 @@ class Watch:
         known: frozenset[int],
         builtins_seal: Namespace,
         reporters: list[Callable[[str], None]],
+        asserted: list[Callable[[dict[str, Any], types.CodeType], None]],
         say: Callable[[str], None],
     ) -> None:
         self.hidden = os.path.join(os.path.realpath(hidden), "")  # the hidden tests' real root
@@ -441,9 +472,26 @@ class Watch:
         self.said: set[str] = set()
         self.hooks: Hooks | None = None
         self.ended = False  # the hooks' last check was made (pytest unconfigured)
+        self.by_namespace: dict[int, Namespace] = {}
+        self.reads: dict[int, _Reads] = {}  # by the id of an asserting function's code
         self.say = say
         self.reporters = reporters
         reporters[:] = [self.lie]
+        self.asserted = asserted
+        asserted[:] = [self.assertion]
+
+    def assertion(self, namespace: dict[str, Any], code: types.CodeType) -> None:
+        """After each assertion's operands (``code``: the asserting function's, ``namespace``: its
+        module's globals): the sealed globals and builtins that code reads, quickly."""
+        read = self.reads.get(id(code))
+        if read is None:
+            seal = self.by_namespace.get(id(namespace))
+            if seal is None:
+                return  # not sealed yet (an assertion at import) or not a hidden module
+            read = self.reads[id(code)] = _Reads(seal, self.seals[0], code)
+        if not read.intact():
+            for problem in self.new([*read.seal.problems(), *self.seals[0].problems()]):
+                self.say(problem)
 
     def lie(self, problem: str) -> None:
         """Say a lie an assertion caught (once)."""
@@ -532,6 +580,7 @@ class Watch:
             problems += self._foreign(label, namespace, found)
             closed = found.bound is not None  # else names may join that its code does not show
             self.seals.append(Namespace(label, namespace, free=found.free, closed=closed))
+            self.by_namespace[id(namespace)] = self.seals[-1]
         return self.new(problems)
 
     def _hidden_modules(self, modules: Iterable[types.ModuleType]) -> Iterator[types.ModuleType]:
@@ -584,12 +633,13 @@ class Watch:
         return problems
 
     def _saying(self) -> bool:
-        return len(self.reporters) == 1 and self.reporters[0] == self.lie
+        reporting = len(self.reporters) == 1 and self.reporters[0] == self.lie
+        return reporting and len(self.asserted) == 1 and self.asserted[0] == self.assertion
 
     def _full(self) -> list[str]:
         """Every check, in full (the hooks until pytest unconfigured)."""
         problems = [problem for seal in self.seals for problem in seal.problems()]
         problems += self._hooks()
         if not self._saying():
-            problems.append("the equality check's reporter was replaced")
+            problems.append("the assertions' checks were unhooked")
         return self.new(problems)

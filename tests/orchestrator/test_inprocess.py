@@ -307,6 +307,12 @@ REBINDER = {
             return _isinstance(value, kinds)
 
 
+        importing = sys._getframe(1)  # the test module importing this one, before it is sealed
+        while not importing.f_globals.get("__file__", "").endswith("test_rebound.py"):
+            importing = importing.f_back
+        importing.f_globals["sorted"] = lambda values: [3]
+
+
         def rebind():
             test = sys._getframe(1).f_globals
             test["expected"] = lambda: 0  # a global of the hidden test module
@@ -348,10 +354,12 @@ REBOUND = {
 
 
 def test_rebound_names_are_caught(tmp_path: Path) -> None:
-    """A test module's global rebound or added, a hidden helper's code and a hidden class's method
-    replaced, a builtin rebound: each is said before the next test, in words that name it."""
+    """A test module's global planted while it is imported (before it is sealed), rebound or added
+    later, a hidden helper's code and a hidden class's method replaced, a builtin rebound: each
+    is said, in words that name it."""
     _, tampering, _ = run(tmp_path, REBINDER, REBOUND)
     said = "\n".join(tampering)
+    assert "phase1/test_rebound.py: a global sorted was added from outside its code" in said
     assert "phase1/test_rebound.py: the global expected was rebound" in said
     assert "phase1/test_rebound.py: a global len was added from outside its code" in said
     assert "helpers.py: the code of check was replaced" in said
@@ -410,3 +418,46 @@ def test_swapped_hooks_are_caught(tmp_path: Path) -> None:
     said = "\n".join(tampering)
     assert "a hook implementation of runner was changed" in said
     assert "the implementations of pytest_runtest_logreport were changed" in said
+
+
+FLEETING = {
+    "fleeting.py": """
+        import sys
+
+        calls = []
+
+
+        def answer():
+            '''A wrong answer: the first call rebinds the caller's expected() to agree, the next puts
+            it back, so no check between two tests ever sees it.'''
+            test = sys._getframe(1).f_globals
+            calls.append(test["expected"])
+            if len(calls) == 1:
+                test["expected"] = lambda: 0
+            else:
+                test["expected"] = calls[0]
+            return 0
+    """,
+}
+
+FLEETED = {
+    "phase1/test_fleeting.py": """
+        import fleeting
+
+
+        def expected():
+            return 42
+
+
+        def test_answer():
+            assert fleeting.answer() == expected()
+            assert fleeting.answer() == 0
+    """,
+}
+
+
+def test_a_global_rebound_and_put_back_within_one_test_is_caught(tmp_path: Path) -> None:
+    """Rebound while an assertion's operands are evaluated and put back before the next test: the
+    check each assertion makes before it decides sees it."""
+    _, tampering, _ = run(tmp_path, FLEETING, FLEETED)
+    assert "phase1/test_fleeting.py: the global expected was rebound" in tampering
