@@ -25,9 +25,15 @@ assumes it is hostile:
 - Before each test call, the item must still hold the function that was checked, and no
   trace or profile hook may be set (a tracer can jump over an ``assert``).
 - At the end, the pytest and pluggy machinery must be the original: every function and
-  class of their modules (and of this script) is compared, code objects included, with a
-  fingerprint taken before the workspace was importable; no plugin may have joined from
-  outside the hidden tests.
+  class of their modules (and of ``unittest``, this script and the modules it loads) is
+  compared, code objects included, with a fingerprint taken before the workspace was
+  importable; no plugin may have joined from outside the hidden tests.
+- Beside those, the process checks itself where the agent's code could walk around the
+  rest (``equality.py``, ``inprocess.py``, loaded from beside this script and installed
+  before the fingerprint): every ``==``, ``!=``, ``in`` and ``not in`` of the hidden tests'
+  asserts is checked for an operand that equals everything; the hidden modules' globals and
+  ``builtins`` are sealed; the registered hook implementations and the hook callers' lists
+  are taken before any conftest file is imported and checked up to the end.
 
 For a challenge with ``prohibited_effects`` (settings ``effects``), the probe (``probe.py``)
 starts watching right after ``ready``, before the workspace is importable.
@@ -53,8 +59,19 @@ Fingerprint = tuple[list[Any], list[Any], list[Any]]
 #: What ``pytest.main`` imports of the standard library as it configures itself (the debugging
 #: and fault handler plugins); imported with pytest, so the warm interpreter does it once.
 _IMPORTED_BY_MAIN = ("pdb", "faulthandler", "readline", "_pytest._argcomplete")
-#: This module is ``__main__`` when run as a script, ``bootstrap`` in the warm interpreter (``zygote.py``).
-_WATCHED = ("pytest", "_pytest", "pluggy", "iniconfig", "__main__", __name__)
+#: This module is ``__main__`` when run as a script, ``bootstrap`` in the warm interpreter (``zygote.py``);
+#: ``changeup_*`` are the modules it loads from beside itself; ``unittest``'s asserts are checked too.
+_WATCHED = (
+    "pytest",
+    "_pytest",
+    "pluggy",
+    "iniconfig",
+    "unittest",
+    "__main__",
+    __name__,
+    "changeup_equality",
+    "changeup_inprocess",
+)
 
 
 def drop(user: list[int] | None) -> None:
@@ -114,11 +131,12 @@ def fingerprint() -> Fingerprint:
     """Every function and class of the watched modules, and every method of those classes.
 
     A function is kept with its code object and defaults (replacing ``__code__`` in place keeps
-    the function's identity), beside the live namespace it was found in; a class with the names
-    of its methods (an added override shows); a module with its own identity.
+    the function's identity), beside the live namespace it was found in; a class, beside its
+    namespace too, with the names of its methods (an added override shows); a module with its
+    own identity.
     """
     functions: list[tuple[str, Any, str, object, object, object]] = []
-    classes: list[tuple[str, type, frozenset[str]]] = []
+    classes: list[tuple[str, dict[str, Any], str, type, frozenset[str]]] = []
     modules: list[tuple[str, object]] = []
     for name, module in list(sys.modules.items()):
         if module is None or name.partition(".")[0] not in _WATCHED:
@@ -139,7 +157,7 @@ def fingerprint() -> Fingerprint:
                             (where, members, key, member, function.__code__, function.__defaults__)
                         )
                         methods.append(key)
-                classes.append((f"{name}.{attr}", value, frozenset(methods)))
+                classes.append((f"{name}.{attr}", namespace, attr, value, frozenset(methods)))
     return functions, classes, modules
 
 
@@ -158,8 +176,10 @@ def changed(before: Fingerprint) -> list[str]:
             or (function.__defaults__ is not defaults)
         ):
             out.append(f"{where}.{key}")
-    for label, cls, methods in classes:
-        if frozenset(k for k, m in list(cls.__dict__.items()) if _function_of(m) is not None) != methods:
+    for label, namespace, attr, cls, methods in classes:
+        if namespace.get(attr) is not cls or (
+            frozenset(k for k, m in list(cls.__dict__.items()) if _function_of(m) is not None) != methods
+        ):
             out.append(label)
     out += [name for name, module in modules if sys.modules.get(name) is not module]
     return sorted(out)
@@ -168,13 +188,18 @@ def changed(before: Fingerprint) -> list[str]:
 class Guard:
     """The harness's own pytest plugin: streams results and checks what runs them."""
 
-    def __init__(self, stream: TextIO, hidden: str, *, listing: bool = False) -> None:
+    def __init__(self, stream: TextIO, hidden: str, machinery: Machinery, *, listing: bool = False) -> None:
         self.stream = stream
         self.listing = listing  # a collection run (``collect``): stream each test's id and markers
         self.hidden = os.path.join(os.path.realpath(hidden), "")
         self.config: Any = None
         self.before_collection: list[object] = []
         self.checked: dict[str, tuple[object, object]] = {}
+        # The process's checks on itself: equality, sealed namespaces, hooks (``inprocess.py``).
+        equality = machinery.equality
+        self.watch = machinery.inprocess.Watch(
+            hidden, machinery.known, machinery.builtins, equality.SAY, equality.ASSERTED, self.tampering
+        )
 
     def write(self, line: dict[str, Any]) -> None:
         """One line of the result stream."""
@@ -185,9 +210,13 @@ class Guard:
         """A sign that something changed what grades the agent."""
         self.write({"tampering": problem})
 
+    def pytest_load_initial_conftests(self, early_config: Any) -> None:
+        """Before any conftest file (and so any of the agent's code it imports): take the hooks."""
+        self.watch.configuring(early_config.pluginmanager)
+
     def pytest_configure(self, config: Any) -> None:
         """Keep the configuration (for assertion rewriting and the plugin manager)."""
-        self.config = config
+        self.config = self.watch.config = config
 
     def pytest_collection(self, session: Any) -> None:
         """Say ``collecting``, with whether JUnit XML will be written, and keep the plugins
@@ -198,10 +227,13 @@ class Guard:
         # before this line, or that will write no JUnit XML, is the grader's failure.
         self.write({"collecting": True, "junit": xml_key in self.config.stash})
         self.before_collection = list(self.config.pluginmanager.get_plugins())
+        for problem in self.watch.collecting(self.config.pluginmanager):
+            self.tampering(problem)
 
     def pytest_collection_finish(self, session: Any) -> None:
-        """Every collected test must be the code of its own hidden file."""
-        tables: dict[str, dict[tuple[str, int], bytes] | None] = {}
+        """Every collected test must be the code of its own hidden file; then every hidden module
+        is sealed."""
+        modules: dict[int, Any] = {}
         for item in session.items if self.listing else ():
             self.write({"collected": item.nodeid, "markers": sorted({m.name for m in item.iter_markers()})})
         for item in session.items:
@@ -218,20 +250,24 @@ class Guard:
             ):
                 self.tampering(f"{item.nodeid}: its module is not the one imported from its file")
                 continue
-            if path not in tables:
-                tables[path] = _code_table(path, self.config)
-            table = tables[path]
+            modules[id(module)] = module
+            source = self.watch.source(path, rewritten="@pytest_ar" in vars(module))
             code = getattr(_unwrap(function), "__code__", None)
-            key = (getattr(code, "co_qualname", ""), getattr(code, "co_firstlineno", 0))
             if (
-                code is None
-                or table is None
-                or os.path.realpath(code.co_filename) != path
-                or table.get(key) != code.co_code
+                source is None
+                or os.path.realpath(getattr(code, "co_filename", "")) != path
+                or not source.holds(code)
             ):
                 self.tampering(f"{item.nodeid}: its code is not the code of its hidden file")
                 continue
             self.checked[item.nodeid] = (function, code)
+        for problem in self.watch.collected(modules.values()):
+            self.tampering(problem)
+
+    def pytest_runtest_setup(self, item: Any) -> None:
+        """Before a test's fixtures: the seals and the hooks (the quick checks)."""
+        for problem in self.watch.test():
+            self.tampering(problem)
 
     def pytest_runtest_call(self, item: Any) -> None:
         """Right before a test runs: the checked function, no instance overrides, no tracer."""
@@ -244,6 +280,13 @@ class Guard:
             self.tampering(f"{item.nodeid}: the test item's runtest was replaced")
         if sys.gettrace() is not None or sys.getprofile() is not None:
             self.tampering("a trace or profile hook was set while the tests ran")
+        for problem in self.watch.test():
+            self.tampering(problem)
+
+    def pytest_unconfigure(self, config: Any) -> None:
+        """Before pytest unregisters its own plugins: every check, in full, the hooks included."""
+        for problem in self.watch.unconfigured():
+            self.tampering(problem)
 
     def pytest_collectreport(self, report: Any) -> None:
         """A file that would not import (its tests are then missing, and fail)."""
@@ -282,49 +325,57 @@ def _unwrap(function: object) -> object:
     return function
 
 
-def _code_table(path: str, config: Any) -> dict[tuple[str, int], bytes] | None:
-    """Every code object of ``path`` as pytest imports it (asserts rewritten), by name and line."""
-    import ast
-    import types
-
-    from _pytest.assertion.rewrite import rewrite_asserts
-
-    try:
-        with open(path, "rb") as handle:
-            source = handle.read()
-        tree = ast.parse(source, filename=path)
-        rewrite_asserts(tree, source, path, config)
-        top = compile(tree, path, "exec", dont_inherit=True)
-    except (OSError, SyntaxError, ValueError):
-        return None
-    table: dict[tuple[str, int], bytes] = {}
-    stack = [top]
-    while stack:
-        code = stack.pop()
-        table[(code.co_qualname, code.co_firstlineno)] = code.co_code
-        stack.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
-    return table
-
-
 class Machinery:
-    """pytest imported with every built-in plugin, and the fingerprint of it taken before any agent code."""
+    """pytest imported with every built-in plugin, the process's own checks (``inprocess.py``)
+    installed, and the fingerprint of it all taken before any agent code."""
 
     def __init__(self) -> None:
+        import builtins
+        import unittest.case
+
         import pytest
         from _pytest.config import default_plugins
 
         for name in default_plugins:  # every built-in plugin, before anything of the agent's
             __import__(f"_pytest.{name}")
-        import _pytest.assertion.rewrite  # noqa: F401 - used after collection
+        import _pytest.assertion.rewrite
 
         for name in _IMPORTED_BY_MAIN:  # the standard library pytest.main imports, once
             __import__(name)
 
-        for hook in (Guard.pytest_collection, Guard.pytest_runtest_call):  # ahead of every other plugin
+        ahead = (  # ahead of every other plugin
+            Guard.pytest_load_initial_conftests,
+            Guard.pytest_collection,
+            Guard.pytest_runtest_setup,
+            Guard.pytest_runtest_call,
+            Guard.pytest_unconfigure,
+        )
+        for hook in ahead:
             pytest.hookimpl(tryfirst=True)(hook)
         pytest.hookimpl(wrapper=True)(Timer.pytest_runtest_call)
         self.pytest = pytest
+        self.equality = _sibling("equality.py", "changeup_equality")
+        self.inprocess = _sibling("inprocess.py", "changeup_inprocess")
+        # Before the fingerprint, which covers the changes.
+        self.equality.install(_pytest.assertion.rewrite)
+        self.equality.install_unittest(unittest.case)
         self.before = fingerprint()
+        self.known = frozenset(id(_function_of(entry[3])) for entry in self.before[0])
+        self.builtins = self.inprocess.Namespace("builtins", vars(builtins), free=frozenset(), closed=False)
+
+
+def _sibling(file: str, name: str) -> Any:
+    """The module in ``file`` beside this script, imported as ``name``."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 class Timer:
@@ -364,10 +415,16 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     before anything of the agent's could run.
     """
     stream = open(settings["stream"], "w", encoding="utf-8")  # noqa: SIM115 - open for the whole run
-    guard = Guard(stream, settings["hidden"], listing=bool(settings.get("collect")))
+    guard = Guard(stream, settings["hidden"], machinery, listing=bool(settings.get("collect")))
     guard.write({"ready": os.getpid()})
     # Held here, not looked up at the end, where the agent's code may have rebound the names.
-    compare, finish, write, before = changed, guard.finish, guard.write, machinery.before
+    compare, finish, write, before, end = (
+        changed,
+        guard.finish,
+        guard.write,
+        machinery.before,
+        guard.watch.end,
+    )
     if settings.get("effects"):  # the challenge prohibits effects: note each attempt (probe.py)
         _probe(settings["effects"])
     host = settings.get("host")
@@ -382,7 +439,7 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
         sys.path.append(settings["workspace"])  # after the standard library and site-packages
     timer = Timer(machinery.pytest, settings.get("timeouts") or {})
     code = int(machinery.pytest.main(args, plugins=[guard, timer]))
-    for problem in finish(compare(before)):
+    for problem in finish(compare(before)) + end():
         write({"tampering": problem})
     write({"exit": code})
     stream.close()

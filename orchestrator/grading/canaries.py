@@ -3,10 +3,12 @@
 Every pytest run gets two canaries in its copy of the hidden tests:
 
 - a **failing** canary, written *into a real hidden test file* at a random place among its
-  tests, named with words of the suite's own test names, and reading the same names the
-  file imports from the agent's code. Agent code that forces results (a patched runner, a
-  hook, a tracer) and spares what looks like a canary cannot find it: it passes with the
-  rest, and the run is tampered.
+  tests, made from one of that file's tests (``disguise.py``): its docstring and statements,
+  a name that extends the model's, and a failure at a plain read of a name before anything
+  of the agent's can run. Agent code that forces results (a patched runner, a hook, a
+  tracer) and spares what looks like a canary cannot find it: it passes with the rest, and
+  the run is tampered. Where no test of the run's files can serve as a model, the canary is
+  one line reading a name the file imports (``assert add is not add``).
 - a **passing** canary in a fresh file of a random phase folder, which imports nothing of
   the agent's. It catches a run that fails everything (a broken or sabotaged harness).
 
@@ -29,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.grading.disguise import Disguise, disguise
 from orchestrator.grading.testids import test_files
 
 __all__ = ["Canaries", "plant_canaries"]
@@ -107,6 +110,11 @@ def _fresh_name(
     raise RuntimeError("no canary name left that pytest would run")  # pragma: no cover
 
 
+def _free(taken: set[str], runs: Callable[[str], bool]) -> Callable[[str], bool]:
+    """Whether a test name is free in a file (``taken``: its names) and escapes every deselect."""
+    return lambda name: name not in taken and runs(name)
+
+
 def _insert(path: Path, tree: ast.Module, function: str, rng: random.Random) -> None:
     """Put ``function`` between two top-level statements after the imports, at random."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -170,11 +178,20 @@ def plant_canaries(
     )
     passing = f"{folder.name}/{stem}.py::{passing_name}"
 
-    # The failing canary: inside a real hidden test file, reading what the file imports; never
-    # a file the run deselects whole (a superseded file: its tests do not run).
+    # The failing canary: inside a real hidden test file, made from one of its tests
+    # (``disguise.py``); never a file the run deselects whole (a superseded file: its tests do
+    # not run).
     open_files = sorted(path for path in trees if not f"{relative(path)}::".startswith(prefixes))
-    if open_files:
-        path = rng.choice(open_files)
+    rng.shuffle(open_files)
+    made: tuple[Path, Disguise] | None = None
+    for path in open_files:
+        taken, runs = _names(trees[path]), runs_in(relative(path))
+        disguised = disguise(path.read_text(encoding="utf-8"), trees[path], words, rng, _free(taken, runs))
+        if disguised is not None:
+            made = (path, disguised)
+            break
+    if made is None and open_files:  # no test to make it from: a line of its own, reading the file's names
+        path = open_files[0]
         tree = trees[path]
         name = _fresh_name(rng, words, _names(tree), runs_in(relative(path)))
         refs = _agent_names(tree)
@@ -184,8 +201,11 @@ def plant_canaries(
         else:
             one, other = rng.sample(words, 2)
             check = f"assert {one!r} == {other!r}"
-        _insert(path, tree, f"def {name}():\n    {check}\n", rng)
-        failing = f"{relative(path)}::{name}"
+        made = (path, Disguise(name, f"def {name}():\n    {check}\n"))
+    if made is not None:
+        path, canary = made
+        _insert(path, trees[path], canary.text, rng)
+        failing = f"{relative(path)}::{canary.name}"
     else:  # no hidden pytest file parses (or runs): the canary gets a file of its own
         stem = _fresh_name(rng, words, taken, file_runs(folder))
         name = _fresh_name(rng, words, {stem}, runs_in(f"{folder.name}/{stem}.py"))

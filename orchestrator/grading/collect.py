@@ -27,7 +27,7 @@ from pathlib import Path
 
 from orchestrator.agents.scripted import lay_reference
 from orchestrator.challenge.model import Challenge, Phase, challenge_digest
-from orchestrator.grading.harness import BOOTSTRAP, bootstrap_argv, bootstrap_settings, pytest_args
+from orchestrator.grading.harness import BOOTSTRAP, HARNESS, bootstrap_argv, bootstrap_settings, pytest_args
 from orchestrator.grading.seal import INI, hidden_files, support_files
 from orchestrator.grading.venvs import Environment, cache_root, seal_of
 
@@ -110,7 +110,8 @@ def _collect(
     for phase in chosen:
         for name, data in hidden_files(phase.tests):
             _write(hidden / phase.id / name, data)
-    shutil.copyfile(BOOTSTRAP, scratch / BOOTSTRAP.name)
+    for source in HARNESS:
+        shutil.copyfile(source, scratch / source.name)
     ini = hidden / INI if challenge.model.testing.ini is not None else None
     tests: dict[str, dict[str, frozenset[str]]] = {p.id: {} for p in chosen}
     errors: dict[str, list[str]] = {}
@@ -188,7 +189,7 @@ def _env(environment: Environment, out: Path) -> dict[str, str]:
 def _key(challenge: Challenge, environment: Environment, workspace: Path, chosen: list[Phase]) -> str:
     identity = {
         "version": _VERSION,
-        "bootstrap": hashlib.sha256(BOOTSTRAP.read_bytes()).hexdigest(),
+        "bootstrap": [hashlib.sha256(source.read_bytes()).hexdigest() for source in HARNESS],
         "challenge": challenge.digest,
         "workspace": challenge_digest(workspace),
         "environment": [str(environment.prefix), seal_of(environment.prefix)],

@@ -41,6 +41,7 @@ from orchestrator.grading.processes import Finished
 
 __all__ = [
     "BOOTSTRAP",
+    "HARNESS",
     "Judgement",
     "Stream",
     "bootstrap_argv",
@@ -52,6 +53,8 @@ __all__ = [
 
 #: The bootstrap's source, copied beside the hidden tests of every run.
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
+#: The files the bootstrap needs beside it: itself, and the process's checks on itself.
+HARNESS = (BOOTSTRAP, Path(__file__).with_name("equality.py"), Path(__file__).with_name("inprocess.py"))
 
 _EXIT_MEANING = {
     2: "interrupted",
