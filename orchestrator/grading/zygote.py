@@ -10,23 +10,27 @@ prior art is Android's zygote and ``multiprocessing``'s forkserver.
 
 Protocol, one JSON object a line. Requests on stdin::
 
-    {"run": N, "folder": NAME, "settings": {...}, "args": [...], "timeout": S, "nproc": P}
+    {"run": N, "folder": NAME, "settings": {...}, "args": [...], "timeout": S, "nproc": P,
+     "tmp_mb": M, "cgroup": [PROCS...]}
     {"cancel": N}
 
 and on stdout ``{"ready": PID}`` once, then one report per run::
 
-    {"run": N, "exit": CODE or null, "timed_out": B, "output": TAIL, "truncated": B}
+    {"run": N, "exit": CODE or null, "timed_out": B, "output": TAIL, "truncated": B, "filled": [...]}
 
 The end of stdin stops every run and the zygote. The zygote is PID 1 of its sandbox, so
 when it ends the kernel ends everything still in it. A run is three processes, each forked
 from the one before, and none outlives the run:
 
-- the **leader** (in the zygote's namespaces) enters new mount, IPC, UTS and network
-  namespaces and a new PID namespace for its children; mounts the run's own folders (from
-  ``CONFIG["runs"]/NAME``) where a cold run has them, covers every run folder, and gives
-  the run fresh ``/tmp`` and ``/dev/shm``; then watches the run: its output's tail, its time
-  limit, a cancellation. It kills the run by killing its init: a PID namespace dies with
-  its init, every process in it (``setsid`` or not) with it, before the leader sees it end.
+- the **leader** (in the zygote's namespaces) first joins the run's control group (writing
+  itself to each ``cgroup.procs`` of ``PROCS``: all of the run is in it), then enters new
+  mount, IPC, UTS, network and cgroup namespaces and a new PID namespace for its children;
+  mounts the run's own folders (from ``CONFIG["runs"]/NAME``) where a cold run has them,
+  covers every run folder and the control groups, and gives the run fresh ``/tmp`` and
+  ``/dev/shm`` of ``M`` MB each; then watches the run: its output's tail, its time limit, a
+  cancellation; its report says which of those two the run left full. It kills the run by
+  killing its init: a PID namespace dies with its init, every process in it (``setsid`` or
+  not) with it, before the leader sees it end.
 - the **init** (PID 1 of the run's namespace; it dies with the leader) mounts ``/proc`` for
   that namespace, brings up loopback, sets the resource limits and reaps orphans, as
   bubblewrap's own init does; it exits with the test process's status.
@@ -69,7 +73,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+CLONE_NEWCGROUP, CLONE_NEWPID, CLONE_NEWNET = 0x02000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 4, 24, 38, 47
@@ -80,6 +84,8 @@ TAIL = 65536
 DRAIN = 1.0
 #: The exit of a process of a run whose own code failed before it could report.
 BROKEN = 70
+#: Each run's own memory-backed folders, fresh and of a size.
+FRESH = ("/tmp", "/dev/shm")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 #: How a test process ends, held before any run: the agent's code may rebind the names.
@@ -299,15 +305,23 @@ class Leader:
         if folder in ("", ".", "..") or "/" in folder:
             raise ValueError(f"not a run folder's name: {folder!r}")
         runs = self.config["runs"]
-        flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWPID
+        for procs in self.request.get("cgroup", ()):  # before anything of the run exists
+            with open(procs, "w") as handle:
+                handle.write("0")  # this process
+        flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWCGROUP
         _call(_libc.unshare(flags), "unshare")
         _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the zygote
         for name, target, writable in self.config["binds"]:
             _bind(os.path.join(runs, folder, name), target, writable=writable)
         # Every run's folder (this one's too, at its first place) is covered; read-only, empty.
-        _mount("tmpfs", runs, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k")
-        for fresh in ("/tmp", "/dev/shm"):
-            _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+        for cover in (runs, self.config.get("cgroups")):
+            if cover:
+                _mount(
+                    "tmpfs", cover, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k"
+                )
+        size = f",size={int(self.request['tmp_mb'])}m" if self.request.get("tmp_mb") else ""
+        for fresh in FRESH:
+            _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
         reading, writing = os.pipe()
         pid, job = _fork(lambda: Init(self.config, self.request).run(reading, writing))
         if job is not None:
@@ -316,7 +330,8 @@ class Leader:
         os.close(writing)
         if self.cancelled:
             os.kill(pid, signal.SIGKILL)
-        return None, self._watch(pid, reading)
+        ended = self._watch(pid, reading)
+        return None, {**ended, "filled": [place for place in FRESH if _full(place)]}
 
     def _watch(self, pid: int, output: int) -> dict[str, Any]:
         """Keep the output's tail until the init exits (killed at the time limit), then drain it."""
@@ -416,6 +431,12 @@ class Init:
         if self.config["user"] is None:  # as a cold run's process: dumpable unless its uid changed
             _call(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
         return Job(dict(self.request["settings"]), [str(a) for a in self.request["args"]])
+
+
+def _full(place: str) -> bool:
+    """Whether the mount at ``place`` has no room left (no block or no inode)."""
+    status = os.statvfs(place)
+    return bool(status.f_blocks) and (status.f_bavail == 0 or status.f_favail == 0)
 
 
 def _loopback_up() -> None:
