@@ -6,6 +6,7 @@ from typing import Any
 
 from orchestrator.present.exits import agent_failures
 from orchestrator.present.phrases import (
+    bounds_lines,
     cause,
     clock,
     cost_text,
@@ -120,6 +121,9 @@ def report_markdown(report: dict[str, Any]) -> str:
     effects = effects_line(report)
     if effects is not None:
         out += ["", "## Prohibited effects", "", f"{effects[0].upper()}{effects[1:]}."]
+    bounds = bounds_lines(report)
+    if bounds:
+        out += ["", "## Bounds", "", *(f"- {line}" for line in bounds)]
     superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
     if superseded:
         out += ["", "## Superseded tests", ""]

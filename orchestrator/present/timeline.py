@@ -8,6 +8,8 @@ from dataclasses import replace
 from orchestrator.present.phrases import cause, clock, duration, effects_line, percent, scope_line
 from orchestrator.scoring.report import abort_detail
 from orchestrator.session.records import (
+    AgentFrozen,
+    AgentOverLimits,
     ClockSkipped,
     Entry,
     PhaseSealed,
@@ -162,6 +164,14 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             return "red", f"⚠ tests #{record.request} attempted prohibited effects: {seen}"
         case SessionEffects():
             return "bold", effects_line({"effects": record.to_record()}) or ""
+        case AgentOverLimits():
+            then = f"; {record.action}" if record.action else ""
+            return "red", f"⚠ the agent went over its {record.resource} limit: {record.detail}{then}"
+        case AgentFrozen():
+            if not verbose:
+                return None
+            killed = " (it would not freeze: killed)" if record.killed else ""
+            return "dim", f"agent frozen {duration(record.seconds)} while tests #{record.request} ran{killed}"
         case SessionAborted():
             detail = abort_detail(record.status, record.detail)
             return "bold red", f"run {record.status}: {_text(detail, full=verbose)}"

@@ -258,6 +258,8 @@ class Cgroup:
     async def kill(self, timeout: float = 10.0) -> None:
         """SIGKILL every process of the group and below, until none is left (a frozen group
         stays frozen: empty, and still for whatever joins it)."""
+        if not self.pids():
+            return
         deadline = anyio.current_time() + timeout
         kill_file = self.paths.get("unified", Path("/nonexistent")) / "cgroup.kill"
         frozen = self.version == 1 and self.can_freeze and self._frozen_state() != "THAWED"
