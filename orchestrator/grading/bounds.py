@@ -36,8 +36,6 @@ __all__ = ["Bounds", "RunGroup", "SessionGroups", "agent_bounds", "test_bounds"]
 MB = 1024 * 1024
 #: The session groups' names start with this (then changeup's pid: a dead one's are swept).
 PREFIX = "changeup-"
-#: Tasks of a test run that are changeup's own (its leader and init, a workspace host).
-RUN_OVERHEAD = 8
 #: How long a finished run's shared memory may take to go (a namespace's goes after its processes).
 SHARED_MEMORY_GRACE = 0.25
 
@@ -157,7 +155,9 @@ class SessionGroups:
         self._runs += 1
         bounds = self.test_bounds
         group = self.tests.child(f"run-{self._runs}")
-        group.limit(memory=bounds.memory_mb * MB, tasks=bounds.processes + RUN_OVERHEAD, cpus=bounds.cpus)
+        # Its tasks include changeup's own few (a warm run's leader and init): the group's limit is
+        # the one a run meets first, so going over it is counted (RLIMIT_NPROC counts per user).
+        group.limit(memory=bounds.memory_mb * MB, tasks=bounds.processes, cpus=bounds.cpus)
         return RunGroup(group, bounds)
 
     def warnings(self) -> list[str]:

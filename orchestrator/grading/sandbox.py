@@ -249,7 +249,8 @@ class Sandbox:
         user = self._test_user()
         if self.kind != "bubblewrap":
             limits = self.limits.prlimit(user.uid if user else None)
-            pids = self.limits.processes if self.as_root and user is None else None
+            # As root the reaper caps the tree in a pids cgroup of its own, unless it is in the run's.
+            pids = self.limits.processes if self.as_root and user is None and not join else None
             return [*join, *limits, *reaped([*setpriv(user), *argv], pids=pids)]
         # As root, the bootstrap or setpriv drops to the test user, which takes these away.
         capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]

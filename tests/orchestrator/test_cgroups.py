@@ -18,6 +18,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView
+from orchestrator.grading.bounds import Bounds
+from orchestrator.grading.sandbox import Sandbox
 from orchestrator.system import cgroups
 from orchestrator.system.cgroups import (
     JOIN_FAILED,
@@ -153,9 +156,10 @@ async def test_v1_freeze_holds_every_process_still_until_thawed(
 ) -> None:
     """While frozen, a counting process (and its child) advance not at all; thawed, they go on."""
     counter = tmp_path / "count"
-    count = (
-        "import os\nos.fork()\nn = 0\nwhile True:\n    n += 1\n"
-        f"    open({str(counter)!r} + str(os.getpid()), 'w').write(str(n))\n"
+    count = (  # a fixed-width number rewritten in place: a read always sees a whole one
+        "import os\nos.fork()\n"
+        f"fd = os.open({str(counter)!r} + str(os.getpid()), os.O_WRONLY | os.O_CREAT)\n"
+        "n = 0\nwhile True:\n    n += 1\n    os.pwrite(fd, b'%020d' % n, 0)\n"
     )
     processes.append(subprocess.Popen([*group.launcher(), *_python(count)]))
     await _until(lambda: len(list(tmp_path.iterdir())) == 2)
@@ -353,3 +357,30 @@ def test_disk_usage_counts_what_is_on_disk_once_and_follows_no_link(tmp_path: Pa
     for index in range(50):
         (many / str(index)).write_bytes(b"x" * 8192)
     assert disk_usage([tmp_path], stop_at=1) > 1
+
+
+@pytest.mark.slow
+@needs_v1
+async def test_an_agent_sandbox_freezes_its_group_and_a_turn_clock_skips_the_frozen_time(
+    group: Cgroup, processes: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    """``AgentSandbox.frozen`` holds the agent's group still for its block and says for how long;
+    a turn's clock registered with ``excluding_frozen`` moves on by exactly that span, one not
+    registered does not."""
+    agent = group.child("agent")
+    view = AgentView(tmp_path / "ws", tmp_path / "notes", tmp_path / "home", tmp_path / "tmp")
+    box = AgentSandbox(Sandbox("limits-only"), view, Bounds(256, 64, 1.0, 16, 64), agent)
+    processes.append(subprocess.Popen([*agent.launcher(), "sleep", "60"]))
+    await _until(lambda: len(agent.pids()) == 1)
+    with anyio.CancelScope(deadline=1000.0) as turn, box.excluding_frozen(turn):
+        async with box.frozen() as span:
+            assert (agent.paths["freezer"] / "freezer.state").read_text().strip() == "FROZEN"
+        assert (agent.paths["freezer"] / "freezer.state").read_text().strip() == "THAWED"
+        assert span.held
+        assert not span.killed
+        assert span.seconds > 0
+        assert turn.deadline == 1000.0 + span.seconds
+    later = anyio.CancelScope(deadline=1000.0)
+    async with box.frozen():
+        pass
+    assert later.deadline == 1000.0
