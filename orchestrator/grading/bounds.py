@@ -136,7 +136,8 @@ class SessionGroups:
         try:
             session = Cgroup.create(where, f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
             groups = cls(where, agent_side, test_side, session)
-            groups.agent = session.child("agent")
+            # CHANGEUP_FREEZE=off: no freezer for the agent (a latency trade-off; the run says so).
+            groups.agent = session.child("agent", None if _freezing() else ("memory", "pids", "cpu"))
             groups.agent.limit(
                 memory=agent_side.memory_mb * MB, tasks=agent_side.processes, cpus=agent_side.cpus
             )
@@ -176,9 +177,10 @@ class SessionGroups:
                 said.append(
                     f"no {controller} control group: the agent's and the test runs' {what} are not limited"
                 )
-        if "freezer" not in self.where.controllers:
+        if self.agent is not None and not self.agent.can_freeze:
+            why = "CHANGEUP_FREEZE=off was set" if not _freezing() else "no cgroup freezer"
             said.append(
-                "no cgroup freezer: the agent is not frozen while hidden tests run, so machine-wide "
+                f"{why}: the agent is not frozen while hidden tests run, so machine-wide "
                 "counters and timing stay a channel from a running test to a running agent"
             )
         if said and self.problem:
@@ -200,3 +202,8 @@ class SessionGroups:
         """End every process left in the session's groups, and remove them."""
         if self.session is not None:
             await self.session.remove()
+
+
+def _freezing() -> bool:
+    """Whether the agent is to be frozen while hidden tests run (``CHANGEUP_FREEZE=off``: not)."""
+    return os.environ.get("CHANGEUP_FREEZE", "") != "off"

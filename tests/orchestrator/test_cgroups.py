@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView
-from orchestrator.grading.bounds import Bounds
+from orchestrator.grading.bounds import Bounds, SessionGroups
 from orchestrator.grading.sandbox import Sandbox
 from orchestrator.system import cgroups
 from orchestrator.system.cgroups import (
@@ -325,18 +325,29 @@ def test_v2_groups_go_in_the_delegated_folder_or_beside_this_process(
     assert "no memory, pids or cpu controller delegated" in why
 
 
-def test_no_control_groups_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``CHANGEUP_CGROUPS=none`` turns them off, and making a group then says why."""
+async def test_no_control_groups_says_why_and_what_is_not_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``CHANGEUP_CGROUPS=none`` turns them off: making a group says why, and a session's groups
+    say loudly that the agent is neither limited nor frozen (the channel stays open)."""
     monkeypatch.setenv("CHANGEUP_CGROUPS", "none")
     support.cache_clear()
     try:
         off = support()
+        groups = SessionGroups.make(Bounds(256, 64, 1.0, 16, 64), Bounds(128, 32, 1.0, 16))
     finally:
         support.cache_clear()
     assert off.version is None
     assert off.missing == "CHANGEUP_CGROUPS=none was set"
     with pytest.raises(CgroupError, match="CHANGEUP_CGROUPS=none"):
         Cgroup.create(off, "changeup-never")
+    assert groups.agent is None
+    assert groups.run() is None
+    described = groups.describe()
+    assert described["cgroups"] is None
+    assert not described["frozen_during_tests"]
+    (warning,) = described["warnings"]
+    assert warning.startswith("no control groups (CHANGEUP_CGROUPS=none was set)")
+    assert "not frozen while hidden tests run" in warning
+    await groups.aclose()
 
 
 def test_disk_usage_counts_what_is_on_disk_once_and_follows_no_link(tmp_path: Path) -> None:

@@ -209,16 +209,16 @@ def _hidden_byte() -> int:
 
 
 @needs_bubblewrap
-@pytest.mark.parametrize(
-    "freezer", [pytest.param("on", marks=needs_cgroups), pytest.param("off (CHANGEUP_CGROUPS=none)")]
-)
+@needs_cgroups
+@pytest.mark.parametrize("freezer", ["on", "off (CHANGEUP_FREEZE=off)"])
 def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Path, freezer: str) -> None:
     """Code under test signals a byte of the hidden tests through the machine's Shmem total
     (memfds of a size per bit) while the agent, alive, polls /proc/meminfo. With the agent frozen
-    during every test run it sees none of it; without control groups (the control, which shows
-    the channel works) it reads the byte exactly, and the run says loudly that it is open."""
+    during every test run it sees none of it; with the freeze turned off and all else the same
+    (the control, which shows the channel works) it reads the byte exactly, and the run says
+    loudly that the channel is open."""
     challenge = _target(tmp_path / "target", test_run="30s")
-    env = {"REDTEAM_WATCH": "8"} | ({"CHANGEUP_CGROUPS": "none"} if freezer != "on" else {})
+    env = {"REDTEAM_WATCH": "8"} | ({"CHANGEUP_FREEZE": "off"} if freezer != "on" else {})
     report, folder = run(
         challenge, f"process:python3 {AGENTS / 'shmem_channel.py'}", tmp_path / "runs", env=env
     )
@@ -233,7 +233,7 @@ def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Pat
         assert observed.splitlines()[0] == f"byte {_hidden_byte()}", "the control must read the channel"
         assert frozen == []
         warnings = " ".join(report["bounds"]["warnings"])
-        assert "CHANGEUP_CGROUPS=none was set" in warnings
+        assert "CHANGEUP_FREEZE=off was set" in warnings
         assert "not frozen while hidden tests run" in warnings
         assert "NOT BOUNDED" in (folder / "report.md").read_text()
     assert report["run"]["status"] == "completed", report["run"]
