@@ -285,7 +285,7 @@ class TestsResult(_Record):
     snapshot: str
     phases: tuple[PhaseResult, ...]
     # See orchestrator.grading.policy; "error" was written by changeup 0.1 (an abnormal end).
-    status: Literal["ok", "timeout", "tampered", "invalid", "refused", "error"] = "ok"
+    status: Literal["ok", "timeout", "tampered", "invalid", "refused", "over_limits", "error"] = "ok"
     detail: str = ""
     seconds: float = 0.0
     cached: bool = False

@@ -2,11 +2,13 @@
 
 An adapter turns "deliver this message" into whatever its agent understands and reports
 ``agent.*`` and ``message.delivered`` events. Messages wait in the :class:`Mailbox` until
-the agent's current turn ends; a message marked ``interrupt`` cancels the turn instead.
+the agent's current turn ends; a message marked ``interrupt`` cancels the turn instead. A
+turn's time limit does not count the time the agent spends frozen while hidden tests run.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +65,10 @@ class AgentContext:
     def env(self, env: dict[str, str]) -> dict[str, str]:
         """``env`` as the agent's sandbox gives it (its private HOME and temporary folder)."""
         return self.sandbox.env(env) if self.sandbox is not None else env
+
+    def excluding_frozen(self, clock: anyio.CancelScope) -> contextlib.AbstractContextManager[None]:
+        """For the block, ``clock``'s deadline does not count the time the agent is frozen."""
+        return self.sandbox.excluding_frozen(clock) if self.sandbox is not None else contextlib.nullcontext()
 
 
 class Mailbox:
@@ -129,7 +135,7 @@ class TurnAgent:
             with anyio.CancelScope() as turn:
                 mailbox.on_interrupt(turn.cancel)
                 limit = ctx.turn_limit if ctx.turn_limit is not None else float("inf")
-                with anyio.move_on_after(limit) as clock:
+                with anyio.move_on_after(limit) as clock, ctx.excluding_frozen(clock):
                     code = await self.turn(ctx, messages)
             mailbox.on_interrupt(None)
             reason = "interrupted" if turn.cancelled_caught else ("timeout" if clock.cancelled_caught else "")

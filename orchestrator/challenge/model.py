@@ -329,6 +329,45 @@ class Limits(_Strict):
     workspace_mb: float = Field(
         100.0, gt=0, description="Most megabytes a workspace snapshot may hold (sparse files at full size)."
     )
+    # The agent's and each test run's bounds (orchestrator/grading/bounds.py); cgroup limits where
+    # the machine has control groups, else only the mounts' sizes and the disk watch hold.
+    agent_memory_mb: float | None = Field(
+        None,
+        gt=0,
+        description=(
+            "Most memory (swap included) the agent's processes hold together, its /tmp included; "
+            "over it the kernel ends the largest. Default: a quarter of the machine's, at least 1024."
+        ),
+    )
+    agent_processes: int = Field(
+        4096, ge=16, description="Most processes and threads the agent has at once; forks beyond fail."
+    )
+    agent_cpus: float | None = Field(
+        None, gt=0, description="CPUs the agent's processes share. Default: half the machine's, at least 1."
+    )
+    agent_disk_mb: float = Field(
+        4096.0,
+        gt=0,
+        description=(
+            "Most megabytes the agent keeps on the machine's disk: its workspace, HOME and agent "
+            "folder together, measured every few seconds; over it the session ends."
+        ),
+    )
+    agent_tmp_mb: float = Field(
+        512.0, gt=0, description="Size of the agent's /tmp, /var/tmp and /dev/shm, each (in memory)."
+    )
+    test_memory_mb: float = Field(
+        2048.0,
+        gt=0,
+        description="Most memory (swap included) one hidden test run holds, its /tmp and /dev/shm included.",
+    )
+    test_processes: int = Field(512, ge=16, description="Most processes and threads of one hidden test run.")
+    test_cpus: float | None = Field(
+        None, gt=0, description="CPUs one hidden test run uses. Default: half the machine's, at least 1."
+    )
+    test_tmp_mb: float = Field(
+        256.0, gt=0, description="Size of a hidden test run's /tmp and of its /dev/shm, each (in memory)."
+    )
 
 
 class BrokenVariant(_Strict):

@@ -3,14 +3,19 @@
 With bubblewrap an agent sees the system (``/usr``, ``/etc``, ``/opt``) read-only. It may
 write only its workspace, the run's agent folder (message files, transcripts, a CLI's
 history), a private HOME (seeded from the agent CLI's own config and credentials: each
-preset's ``home_files``; the copies are removed when the run ends) and private ``/tmp`` and
-``/var/tmp``. It may read its own Python environment, its CLI's installation (see
+preset's ``home_files``; the copies are removed when the run ends) and private ``/tmp``,
+``/var/tmp`` and ``/dev/shm`` (memory of a size each, fresh for each sandbox: a ``command:``
+agent's turn). It may read its own Python environment, its CLI's installation (see
 :func:`program_shares`) and anything given with ``--agent-share``. Not there at all:
 changeup's own installation, the grading environments and the cache, the challenge, every
 run folder (where one of them lies under a system folder, it is covered). As root, the agent
 runs as its own unprivileged user (uid 65533, through ``setpriv``: no groups, no
 capabilities, an empty bounding set, no new privileges); not as root, in a user namespace
 with no capabilities. The network stays, unless ``--agent-network none``.
+
+Every process of the sandbox, every turn, is in the agent's control group (``bounds.py``),
+joined before the sandbox starts: its memory, processes and CPUs are limited there, and
+:meth:`AgentSandbox.frozen` holds all of it still while a hidden test runs.
 
 Without bubblewrap an agent runs as it is, under the reaper, with a private HOME and
 temporary folder only: nothing is hidden from it, and the run says so.
@@ -22,11 +27,14 @@ import contextlib
 import os
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+
+from orchestrator.grading.bounds import MB, Bounds
 from orchestrator.grading.processes import reaped
 from orchestrator.grading.sandbox import (
     DROP_TO_USER,
@@ -38,8 +46,9 @@ from orchestrator.grading.sandbox import (
     setpriv,
 )
 from orchestrator.system.agentfiles import AgentFolder
+from orchestrator.system.cgroups import Cgroup
 
-__all__ = ["AGENT_HOME", "AGENT_USER", "AgentSandbox", "AgentView", "Share", "program_shares"]
+__all__ = ["AGENT_HOME", "AGENT_USER", "AgentSandbox", "AgentView", "Frozen", "Share", "program_shares"]
 
 
 #: The agent's ids, as root (a user of its own: nothing on the machine belongs to it).
@@ -52,6 +61,12 @@ AGENT_HOME = Path("/home/agent")
 
 #: What an agent sees of the machine, read-only.
 SYSTEM = ("/usr", "/etc", "/opt")
+
+#: Its private folders in memory, each of ``tmp_mb``.
+IN_MEMORY = ("/tmp", "/var/tmp", "/dev/shm")
+
+#: How long the agent may take to freeze; past it, its processes are killed instead.
+FREEZE_LIMIT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,20 +84,36 @@ class AgentView:
     workspace: Path
     notes: Path  # the run's agent/ folder: message files, transcripts, a CLI's history
     home: Path  # the private HOME
-    tmp: Path  # holds the private /tmp and /var/tmp
+    tmp: Path  # the sandbox's passwd and group; without bubblewrap, the agent's temporary folder
     shares: tuple[Share, ...] = ()
     hide: tuple[Path, ...] = ()  # never seen, even where a share or the system would show it
     network: bool = True
 
 
-class AgentSandbox:
-    """One run's agent sandbox: the command line each agent process gets, and its environment."""
+@dataclass(slots=True)
+class Frozen:
+    """One span the agent was held still: for how long, and whether it had to be killed instead
+    (it would not freeze in time). ``held`` is False where there is no freezer."""
 
-    def __init__(self, sandbox: Sandbox, view: AgentView) -> None:
+    held: bool = False
+    seconds: float = 0.0
+    killed: bool = False
+
+
+class AgentSandbox:
+    """One run's agent sandbox: the command line each agent process gets, its environment, its
+    bounds (``cgroup``: the agent's control group, None where there is none)."""
+
+    def __init__(
+        self, sandbox: Sandbox, view: AgentView, bounds: Bounds, cgroup: Cgroup | None = None
+    ) -> None:
         self.sandbox = sandbox
         self.view = view
+        self.bounds = bounds
+        self.cgroup = cgroup
         self.confined = sandbox.kind == "bubblewrap"
         self._seeded: list[str] = []
+        self._clocks: list[anyio.CancelScope] = []  # deadlines that frozen time does not count for
 
     @property
     def home(self) -> Path:
@@ -97,6 +128,11 @@ class AgentSandbox:
             "network": self.view.network,
             "shares": [{"path": str(s.path), "writable": s.writable} for s in self.view.shares],
         }
+
+    def disk(self) -> list[Path]:
+        """The folders of the machine's disk the agent can fill (measured against its disk limit)."""
+        view = self.view
+        return [view.workspace, view.home, view.notes, *([] if self.confined else [view.tmp])]
 
     def prepare(self, home_files: Sequence[str]) -> list[str]:
         """Make the private folders (as root, the agent user's) and the sandbox's passwd, and seed
@@ -142,10 +178,46 @@ class AgentSandbox:
             env.update(USER="agent", LOGNAME="agent")
         return env
 
+    @contextlib.asynccontextmanager
+    async def frozen(self) -> AsyncIterator[Frozen]:
+        """Hold every process of the agent still for the block (and any that starts meanwhile), then
+        let them go. One that will not freeze within ``FREEZE_LIMIT`` is killed instead (its turn
+        ends): nothing of the agent runs during the block either way. Without a freezer, nothing
+        is held (``held`` False)."""
+        span = Frozen()
+        group = self.cgroup
+        if group is None or not group.can_freeze:
+            yield span
+            return
+        span.held = True
+        start = anyio.current_time()
+        try:
+            if not await group.freeze(FREEZE_LIMIT):
+                span.killed = True
+                await group.kill()
+                await group.freeze(FREEZE_LIMIT)  # empty: at once, and what joins it stays still
+            yield span
+        finally:
+            with anyio.CancelScope(shield=True):
+                group.thaw()
+                span.seconds = anyio.current_time() - start
+                for clock in self._clocks:
+                    clock.deadline += span.seconds
+
+    @contextlib.contextmanager
+    def excluding_frozen(self, clock: anyio.CancelScope) -> Iterator[None]:
+        """For the block, ``clock``'s deadline moves on by every span the agent is frozen."""
+        self._clocks.append(clock)
+        try:
+            yield
+        finally:
+            self._clocks.remove(clock)
+
     def command(self, argv: Sequence[str]) -> list[str]:
-        """``argv`` confined as the agent."""
+        """``argv`` confined as the agent (in its control group, if it has one)."""
+        join = self.cgroup.launcher() if self.cgroup is not None else []
         if not self.confined:
-            return reaped(argv)
+            return [*join, *reaped(argv)]
         view = self.view
         namespaces = [*NAMESPACES, *([] if view.network else ["--unshare-net"])]
         drop: list[str] = []
@@ -158,8 +230,9 @@ class AgentSandbox:
         mounts = _system_mounts()
         mounts += cover([path for path in view.hide if _in_system(path)])
         mounts += ["--dev", "/dev", "--proc", "/proc"]
-        mounts += bind(view.tmp / "tmp", Path("/tmp"), writable=True)
-        mounts += bind(view.tmp / "var-tmp", Path("/var/tmp"), writable=True)
+        size = str(self.bounds.tmp_mb * MB)
+        for place in IN_MEMORY:
+            mounts += ["--perms", "1777", "--size", size, "--tmpfs", place]
         if self.sandbox.as_root:
             mounts += ["--ro-bind", str(view.tmp / "passwd"), "/etc/passwd"]
             mounts += ["--ro-bind", str(view.tmp / "group"), "/etc/group"]
@@ -170,6 +243,7 @@ class AgentSandbox:
         for folder in (view.workspace, view.notes):
             mounts += bind(folder, folder, writable=True)
         return [
+            *join,
             "bwrap",
             *namespaces,
             "--die-with-parent",

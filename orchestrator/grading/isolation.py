@@ -29,7 +29,7 @@ import json
 import os
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,10 +190,13 @@ async def cold_host(
     environment: Environment,
     runtime: Runtime | None,
     env: Mapping[str, str],
+    tmp_mb: int | None = None,
+    join: Sequence[str] = (),
 ) -> AsyncIterator[int]:
     """Start a workspace host for one cold test process; yields the tests' end of the socket (an
     inheritable descriptor to pass on). On the way out the socket is closed and the host, which
-    ends when it reads the close, is stopped if it has not."""
+    ends when it reads the close, is stopped if it has not. ``tmp_mb`` and ``join`` bound it as
+    the run is bounded (:meth:`Sandbox.tests`)."""
     serve = dict(settings["serve"])
     tests, host = socket.socketpair()
     kept: list[int] = [host.fileno()]
@@ -208,7 +211,9 @@ async def cold_host(
             serve["effects"] = {**serve["effects"], "file": effects}
         config = {**serve, "fd": host.fileno()}
         argv = [places.python, "-I", "-B", str(places.harness / HOST.name), json.dumps(config)]
-        command = sandbox.host(argv, folder, environment, runtime=runtime, user=host_user(sandbox))
+        command = sandbox.host(
+            argv, folder, environment, runtime=runtime, user=host_user(sandbox), tmp_mb=tmp_mb, join=join
+        )
         process = await anyio.open_process(
             command,
             cwd=folder / "ws",

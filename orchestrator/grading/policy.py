@@ -2,20 +2,22 @@
 
 A hidden test run ends in one of these statuses:
 
-========== ==========================================================================
-``ok``       a clean run: pytest ran to its end and exited pass (0) or fail (1), its
-             result stream and JUnit XML agree, both canaries behaved, the machinery it
-             relies on was still the original and every seal held. Only these count.
-``timeout``  the run overran its time limit; the agent's code was too slow to grade.
-``tampered`` the run showed signs of forgery, or ended abnormally after the agent's code
-             could have run (a crash and a forgery look the same from outside, so the
-             grader assumes the worst), or a seal broke.
-``invalid``  the grader could not run at all (no interpreter, no pytest, no sandbox, or
-             pytest stopped before collecting: the challenge's conftest, ini or options):
-             an environment failure, never the agent's; a final grading that is invalid
-             makes the run invalid.
-``refused``  the snapshot broke the workspace limits and was not tested.
-========== ==========================================================================
+=============== ==========================================================================
+``ok``          a clean run: pytest ran to its end and exited pass (0) or fail (1), its
+                result stream and JUnit XML agree, both canaries behaved, the machinery it
+                relies on was still the original and every seal held. Only these count.
+``timeout``     the run overran its time limit; the agent's code was too slow to grade.
+``over_limits`` the run went over its memory, process or ``/tmp`` limits (``bounds.py``):
+                the agent's code used more than a run may; its failure, never the grader's.
+``tampered``    the run showed signs of forgery, or ended abnormally after the agent's code
+                could have run (a crash and a forgery look the same from outside, so the
+                grader assumes the worst), or a seal broke.
+``invalid``     the grader could not run at all (no interpreter, no pytest, no sandbox, or
+                pytest stopped before collecting: the challenge's conftest, ini or options):
+                an environment failure, never the agent's; a final grading that is invalid
+                makes the run invalid.
+``refused``     the snapshot broke the workspace limits and was not tested.
+=============== ==========================================================================
 
 Grading fails closed: a verdict that does not count is *voided* before anything reads it.
 Every test of a void run is failed (the detail says why), so no trigger fires and no run
@@ -32,8 +34,8 @@ from triggers import GroupResult, PhaseResult, TestOutcome
 
 __all__ = ["CLEAN", "STATUSES", "Status", "counts", "void"]
 
-Status = Literal["ok", "timeout", "tampered", "invalid", "refused"]
-STATUSES: tuple[Status, ...] = ("ok", "timeout", "tampered", "invalid", "refused")
+Status = Literal["ok", "timeout", "tampered", "invalid", "refused", "over_limits"]
+STATUSES: tuple[Status, ...] = ("ok", "timeout", "tampered", "invalid", "refused", "over_limits")
 CLEAN: Status = "ok"
 
 _WHY = {
@@ -41,6 +43,7 @@ _WHY = {
     "tampered": "the run was tampered with",
     "invalid": "the grader could not run",
     "refused": "the snapshot broke the workspace limits",
+    "over_limits": "the run went over its memory, process or temporary-space limits",
     # Written by changeup 0.1 before this policy: an abnormal end, counted as nothing.
     "error": "the run ended abnormally",
 }

@@ -38,12 +38,14 @@ DRAIN = 1.0
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """How a process ended: its exit code (None if killed), output tail, and whether it timed out."""
+    """How a process ended: its exit code (None if killed), output tail, and whether it timed out;
+    ``filled``: its size-limited mounts it left full (where its sandbox can tell)."""
 
     returncode: int | None
     output: str
     timed_out: bool
     truncated: bool
+    filled: tuple[str, ...] = ()
 
 
 def reaped(argv: Sequence[str], *, pids: int | None = None) -> list[str]:

@@ -40,7 +40,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
@@ -230,6 +230,8 @@ class Sandbox:
         hide: Sequence[Path],
         mounts: Sequence[Mount] = (),
         workdir: PurePath | None = None,
+        tmp_mb: int | None = None,
+        join: Sequence[str] = (),
     ) -> list[str]:
         """``argv`` (given in :meth:`places` terms) confined as a hidden test run in ``folder``.
 
@@ -237,17 +239,19 @@ class Sandbox:
         command), the machine read-only minus ``hide``, and as root it drops to the test user
         through ``setpriv`` first. A test command's ``mounts`` (bubblewrap only: check each
         place with :func:`mount_problem` first) come last, and it starts in ``workdir`` (by
-        default the snapshot's copy).
+        default the snapshot's copy). Its ``/tmp`` and ``/dev/shm`` hold ``tmp_mb`` each; ``join``
+        (a control group's launcher) goes first, so the whole run is in that group.
         """
         if mounts and (self.kind != "bubblewrap" or runtime is not None):
             raise ValueError(f"mounts for a test command need bubblewrap, not the {self.kind} sandbox")
         if self.kind == "none":
-            return list(argv)
+            return [*join, *argv]
         user = self._test_user()
         if self.kind != "bubblewrap":
             limits = self.limits.prlimit(user.uid if user else None)
-            pids = self.limits.processes if self.as_root and user is None else None
-            return [*limits, *reaped([*setpriv(user), *argv], pids=pids)]
+            # As root the reaper caps the tree in a pids cgroup of its own, unless it is in the run's.
+            pids = self.limits.processes if self.as_root and user is None and not join else None
+            return [*join, *limits, *reaped([*setpriv(user), *argv], pids=pids)]
         # As root, the bootstrap or setpriv drops to the test user, which takes these away.
         capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
         if runtime is not None:
@@ -255,7 +259,7 @@ class Sandbox:
         else:  # the machine's folders one by one (so /changeup can be made beside them), minus hide
             view = [*_machine_mounts(), *cover(hide)]
             argv = [*setpriv(user), *argv] if self.as_root else list(argv)
-        view += _hidden_view(environment)
+        view += _hidden_view(environment, tmp_mb)
         for name, writable in (("hidden", False), ("harness", False), ("ws", True), ("out", True)):
             view += bind(folder / name, INSIDE / name, writable=writable)
         if runtime is None:  # after every mount point is made in it, the root is read-only too
@@ -263,6 +267,7 @@ class Sandbox:
                 view += bind(mount.source, mount.dest, writable=mount.writable)
             view += ["--remount-ro", "/"]
         return [
+            *join,
             *self.limits.prlimit(user.uid if user else None),
             *self._bubblewrap(capabilities, view),
             "--chdir",
@@ -279,6 +284,8 @@ class Sandbox:
         *,
         runtime: Runtime | None,
         user: SandboxUser | None,
+        tmp_mb: int | None = None,
+        join: Sequence[str] = (),
     ) -> list[str]:
         """``argv`` confined as a cold workspace host (``isolation.py``) for a test run in ``folder``.
 
@@ -286,20 +293,22 @@ class Sandbox:
         output: the private runtime, the grading environment and the harness read-only, the
         snapshot copy writable, an empty folder of its own where the output would be, in
         namespaces of its own (it drops to ``user`` itself, as the bootstrap does). Otherwise it
-        runs as ``user`` (the separate-user fallback) or as it is.
+        runs as ``user`` (the separate-user fallback) or as it is. ``tmp_mb`` and ``join`` as
+        :meth:`tests` takes them.
         """
         if self.kind == "none":
-            return list(argv)
+            return [*join, *argv]
         if self.kind != "bubblewrap" or runtime is None:
             limits = self.limits.prlimit(user.uid if user else None)
-            pids = self.limits.processes if self.as_root and user is None else None
-            return [*limits, *reaped([*setpriv(user), *argv], pids=pids)]
+            pids = self.limits.processes if self.as_root and user is None and not join else None
+            return [*join, *limits, *reaped([*setpriv(user), *argv], pids=pids)]
         capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
-        view = [*_runtime_mounts(runtime), *_hidden_view(environment)]
+        view = [*_runtime_mounts(runtime), *_hidden_view(environment, tmp_mb)]
         view += bind(folder / "harness", INSIDE / "harness")
         view += bind(folder / "ws", INSIDE / "ws", writable=True)
         view += ["--perms", "1777", "--tmpfs", str(INSIDE / "out")]
         return [
+            *join,
             *self.limits.prlimit(user.uid if user else None),
             *self._bubblewrap(capabilities, view),
             "--chdir",
@@ -315,6 +324,7 @@ class Sandbox:
         runtime: Runtime,
         zygote: str,
         preload: Sequence[tuple[str, str]] = (),
+        cgroups: Mapping[str, Path] | None = None,
     ) -> list[str]:
         """The warm interpreter's command line (``zygote.py``, named in :meth:`places` terms);
         ``preload``: scripts of the harness (path, module name) it imports once, for every run.
@@ -324,7 +334,10 @@ class Sandbox:
         folder (``folder/runs``) beside it; each run's child mounts its own folders where a
         cold run has them and covers the rest. The zygote keeps what it needs to make each
         child's namespaces and to drop to the test user; the root and ``/dev`` are read-only.
-        Its limits are set by each run for itself (``zygote.py``), not here.
+        Its limits are set by each run for itself (``zygote.py``), not here. ``cgroups`` (each
+        hierarchy's group of the session's test runs) are bound under ``/changeup/cgroup``,
+        where each run's child joins its run's group; the zygote stays in changeup's own cgroup
+        namespace, so that group is in reach of it (each run gets a namespace of its own).
         """
         capabilities = [
             "--cap-drop",
@@ -336,6 +349,8 @@ class Sandbox:
         mounts += bind(folder / "runs", INSIDE / "runs", writable=True)
         for name in ("hidden", "ws", "out"):  # where each run's child mounts its own
             mounts += ["--dir", str(INSIDE / name)]
+        for key, path in (cgroups or {}).items():
+            mounts += bind(path, INSIDE / "cgroup" / key, writable=True)
         mounts += ["--remount-ro", "/dev", "--remount-ro", "/"]
         config = {
             "bootstrap": str(INSIDE / "harness" / "bootstrap.py"),
@@ -345,11 +360,12 @@ class Sandbox:
             "user": list(TEST_USER) if self.as_root else None,
             "limits": asdict(self.limits),
             "preload": [list(pair) for pair in preload],
+            "cgroups": str(INSIDE / "cgroup") if cgroups else None,
         }
         # The zygote is PID 1 itself: when it ends, the kernel ends every process of its
         # sandbox before bubblewrap (which then exits) sees it end, not some time after.
         return [
-            *self._bubblewrap(capabilities, mounts, "--as-pid-1"),
+            *self._bubblewrap(capabilities, mounts, "--as-pid-1", cgroup_namespace=False),
             "--chdir",
             "/",
             "--",
@@ -360,9 +376,12 @@ class Sandbox:
             json.dumps(config),
         ]
 
-    def _bubblewrap(self, capabilities: list[str], mounts: list[str], *options: str) -> list[str]:
+    def _bubblewrap(
+        self, capabilities: list[str], mounts: list[str], *options: str, cgroup_namespace: bool = True
+    ) -> list[str]:
         """bubblewrap with a hidden run's namespaces: no network; a user namespace unless root."""
-        namespaces = [*NAMESPACES, "--unshare-net", *([] if self.as_root else ["--unshare-user"])]
+        namespaces = [n for n in NAMESPACES if cgroup_namespace or n != "--unshare-cgroup-try"]
+        namespaces += ["--unshare-net", *([] if self.as_root else ["--unshare-user"])]
         return ["bwrap", *namespaces, "--die-with-parent", "--new-session", *options, *capabilities, *mounts]
 
 
@@ -387,10 +406,14 @@ def bind(source: Path, dest: PurePath, *, writable: bool = False) -> list[str]:
     return [*parents, "--bind" if writable else "--ro-bind", str(source), str(dest)]
 
 
-def _hidden_view(environment: Environment) -> list[str]:
-    """What every hidden run sees besides its root: devices, its ``/proc``, a fresh ``/tmp``, and
-    the grading environment (read-only) at ``/changeup/env``."""
-    mounts = ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+def _hidden_view(environment: Environment, tmp_mb: int | None = None) -> list[str]:
+    """What every hidden run sees besides its root: devices, its ``/proc``, a fresh ``/tmp`` (and
+    ``/dev/shm``, each of ``tmp_mb`` when given), and the grading environment (read-only) at
+    ``/changeup/env``."""
+    size = ["--size", str(tmp_mb * 1024 * 1024)] if tmp_mb is not None else []
+    mounts = ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *size, "--tmpfs", "/tmp"]
+    if tmp_mb is not None:
+        mounts += ["--perms", "1777", *size, "--tmpfs", "/dev/shm"]
     return mounts + bind(environment.prefix, INSIDE / "env")
 
 

@@ -7,12 +7,17 @@ workspace. It copies each phase's tests to ``<run>/hidden/<phase>_<random>``
 (checking every file against the seal taken when the session started) and runs them through
 the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``): under bubblewrap and
 inside ``async with runner``, as a fork of the session's warm interpreter (``warm.py``);
-otherwise in a fresh interpreter, as every weaker sandbox does. A ``command:`` phase runs its
-command instead, a verifier with its task's mounts (``verifier.py``); its JUnit XML comes
-through a pipe changeup reads, never a file the code under test could write. A listed test that
-did not report is *missing* and a skipped hidden test counts as failed: a hidden test passes
-only by running. Whatever the run's status, the policy (``policy.py``) decides whether its
-verdicts count; those that do not are voided here, before anyone reads them.
+otherwise in a fresh interpreter, as every weaker sandbox does. Given the session's control
+groups (``bounds.py``), every process of a run is in a group of its own with the run's memory,
+process and CPU limits, and the run is over only once that group is empty and gone; a run that
+went over a limit (the kernel killed a process at its memory limit, refused a fork at its
+process limit, or the run left its ``/tmp`` or ``/dev/shm`` full) is ``over_limits``. A
+``command:`` phase runs its command instead, a verifier with its task's mounts
+(``verifier.py``); its JUnit XML comes through a pipe changeup reads, never a file the code
+under test could write. A listed test that did not report is *missing* and a skipped hidden
+test counts as failed: a hidden test passes only by running. Whatever the run's status, the
+policy (``policy.py``) decides whether its verdicts count; those that do not are voided here,
+before anyone reads them.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -32,6 +37,7 @@ import anyio
 import structlog
 
 from orchestrator.challenge.model import Challenge, Phase
+from orchestrator.grading.bounds import RunGroup, SessionGroups, test_bounds
 from orchestrator.grading.canaries import Canaries, plant_canaries
 from orchestrator.grading.collect import CollectionError
 from orchestrator.grading.effects import EFFECTS, PROBE, Effect, probe_settings, read_effects
@@ -63,7 +69,7 @@ from orchestrator.grading.junit import Verdict
 from orchestrator.grading.policy import Status, counts, void
 from orchestrator.grading.processes import Finished, run_process_group
 from orchestrator.grading.runtime import Runtime, runtime_for
-from orchestrator.grading.sandbox import Mount, Places, Sandbox, detect_sandbox
+from orchestrator.grading.sandbox import INSIDE, Mount, Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
 from orchestrator.grading.testids import covers, list_tests
 from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
@@ -235,13 +241,18 @@ class PytestRunner:
         sandbox: Sandbox | None = None,
         hide: Sequence[Path] = (),
         sealed: Mapping[str, Mapping[str, str]] | None = None,
+        groups: SessionGroups | None = None,
     ) -> None:
         self.challenge = challenge
         self.repo = repo
         self.scratch = scratch
         self.environment = environment
         self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
-        self.sandbox = sandbox or detect_sandbox(environment.python)
+        #: each run's limits; its control group comes from the session's ``groups`` (None: no groups)
+        self.bounds = test_bounds(challenge.model.limits)
+        self.groups = groups
+        sandbox = sandbox or detect_sandbox(environment.python)
+        self.sandbox = replace(sandbox, limits=replace(sandbox.limits, processes=self.bounds.processes))
         # Hidden from a test command (pytest runs see nothing of the machine): the challenge,
         # the cache of environments, and whatever else is asked (other runs).
         self.hide = [challenge.root, cache_root(), *hide]
@@ -286,7 +297,10 @@ class PytestRunner:
             [(str(places.harness / script.name), name) for script, name in SCRIPTS] if self._isolated else []
         )
         zygote = str(places.harness / ZYGOTE.name)
-        command = self.sandbox.warm(self._home, self.environment, runtime, zygote, preload)
+        cgroups = (
+            self.groups.tests.paths if self.groups is not None and self.groups.tests is not None else None
+        )
+        command = self.sandbox.warm(self._home, self.environment, runtime, zygote, preload, cgroups)
         self._warm = WarmInterpreter(command, env=self._env(places), log=self._home / "zygote.log")
         with contextlib.suppress(WarmFailure):  # the first run tries again, and says why if it fails
             await self._warm.start()
@@ -325,16 +339,23 @@ class PytestRunner:
             untested = refused(self.challenge, phases, str(error), self._membership)
             return TestRun("invalid", untested.phases, str(error))
         folder = self.sandbox.workdir(self._home / "runs" if self._warm is not None else self.scratch)
+        group = self.groups.run() if self.groups is not None else None
         try:
-            status, results, detail, effects = await self._run(folder, tree, phases, groups)
+            status, results, detail, effects = await self._run(folder, tree, phases, groups, group)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+            with anyio.CancelScope(shield=True):  # the run is over only once its group is gone
+                over = await group.close() if group is not None else ""
+        if over:  # the agent's code used more than a run may: its failure (unless the grader never ran)
+            said = f"the run went {over}"
+            detail = f"{said}; {detail}" if detail else said
+            status = "invalid" if status == "invalid" else "over_limits"
         if not counts(status):
             results = void(results, status)
         return TestRun(status, results, detail, time.perf_counter() - started, effects)
 
     async def _run(
-        self, folder: Path, tree: str, phases: Sequence[str], groups: Membership
+        self, folder: Path, tree: str, phases: Sequence[str], groups: Membership, group: RunGroup | None
     ) -> tuple[Status, tuple[PhaseResult, ...], str, tuple[Effect, ...] | None]:
         for name in ("out", "harness"):
             (folder / name).mkdir()
@@ -354,9 +375,9 @@ class PytestRunner:
         if broken:
             judgements = [Judgement("tampered", [], "; ".join(broken))]
         else:
-            judgements = await self._test(folder, tree, hidden, chosen, superseded)
+            judgements = await self._test(folder, tree, hidden, chosen, superseded, group)
         # The worst status wins: one void part voids the whole run.
-        order: tuple[Status, ...] = ("invalid", "tampered", "timeout", "refused", "ok")
+        order: tuple[Status, ...] = ("invalid", "tampered", "over_limits", "timeout", "refused", "ok")
         status: Status = min((j.status for j in judgements), key=order.index, default="ok")
         verdicts = [
             Verdict(hidden.from_run(v.id), v.outcome, v.detail) for j in judgements for v in j.verdicts
@@ -384,7 +405,13 @@ class PytestRunner:
         }
 
     async def _test(
-        self, folder: Path, tree: str, hidden: HiddenCopy, chosen: list[Phase], superseded: set[str]
+        self,
+        folder: Path,
+        tree: str,
+        hidden: HiddenCopy,
+        chosen: list[Phase],
+        superseded: set[str],
+        group: RunGroup | None,
     ) -> list[Judgement]:
         """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
         deselect = sorted(hidden.to_run(test) for test in superseded)
@@ -416,9 +443,9 @@ class PytestRunner:
         try:
             for number, (batch, canaries) in enumerate(planted, 1):
                 name = "" if number == 1 else f"-{number}"
-                judgements.append(await self._pytest(folder, hidden, batch, deselect, canaries, name))
+                judgements.append(await self._pytest(folder, hidden, batch, deselect, canaries, name, group))
             for phase in (p for p in chosen if p.command is not None):
-                judgements.append(await self._command(folder, hidden, phase))
+                judgements.append(await self._command(folder, hidden, phase, group))
         finally:
             self.exports.give_back(ws)
         return judgements
@@ -429,12 +456,21 @@ class PytestRunner:
         argv: list[str],
         *,
         runtime: Runtime | None,
+        group: RunGroup | None,
         mounts: Sequence[Mount] = (),
         workdir: PurePosixPath | None = None,
     ) -> list[str]:
         hide = [folder.parent, *self.hide]
         return self.sandbox.tests(
-            argv, folder, self.environment, runtime=runtime, hide=hide, mounts=mounts, workdir=workdir
+            argv,
+            folder,
+            self.environment,
+            runtime=runtime,
+            hide=hide,
+            mounts=mounts,
+            workdir=workdir,
+            tmp_mb=self.bounds.tmp_mb,
+            join=group.cgroup.launcher() if group is not None else (),
         )
 
     async def _pytest(
@@ -445,6 +481,7 @@ class PytestRunner:
         deselect: list[str],
         canaries: Canaries,
         name: str,
+        group: RunGroup | None,
     ) -> Judgement:
         """One pytest process over ``phases`` (which share their arguments); its files are ``*<name>``."""
         folders = [hidden.folder_of(p.id) for p in phases]
@@ -479,9 +516,17 @@ class PytestRunner:
         )
         if self._warm is not None:
             nproc = self.sandbox.limits.nproc(self.sandbox.test_uid())
+            # The run's group, where the zygote has it (Sandbox.warm binds the tests' groups there).
+            procs = [str(INSIDE / "cgroup" / key / p.name / "cgroup.procs") for key, p in _paths(group)]
             try:
                 finished = await self._warm.run(
-                    folder.name, settings, args, timeout=self.timeout, nproc=nproc
+                    folder.name,
+                    settings,
+                    args,
+                    timeout=self.timeout,
+                    nproc=nproc,
+                    tmp_mb=self.bounds.tmp_mb,
+                    cgroup=procs,
                 )
             except WarmFailure as failure:  # the grader's failure, never the agent's
                 return Judgement("invalid", [], str(failure))
@@ -494,14 +539,20 @@ class PytestRunner:
                 environment=self.environment,
                 runtime=self._runtime,
                 env=self._env(places),
+                tmp_mb=self.bounds.tmp_mb,
+                join=group.cgroup.launcher() if group is not None else (),
             ) as socket:
                 settings["host"]["fd"] = socket
-                finished = await self._cold(folder, places, settings, args, (socket,))
+                finished = await self._cold(folder, places, settings, args, group, (socket,))
         else:
-            finished = await self._cold(folder, places, settings, args)
+            finished = await self._cold(folder, places, settings, args, group)
         out = folder / "out"
         stream = read_stream(out / f"stream{name}.jsonl")
-        return judge(finished, stream, out / f"junit{name}.xml", canaries, self.timeout)
+        judgement = judge(finished, stream, out / f"junit{name}.xml", canaries, self.timeout)
+        if finished.filled and judgement.status != "invalid":
+            full = " and ".join(finished.filled)
+            return Judgement("over_limits", [], f"the run left {full} full ({self.bounds.tmp_mb} MB each)")
+        return judgement
 
     async def _cold(
         self,
@@ -509,14 +560,16 @@ class PytestRunner:
         places: Places,
         settings: dict[str, Any],
         args: list[str],
+        group: RunGroup | None,
         keep: tuple[int, ...] = (),
     ) -> Finished:
-        """A pytest process of its own (no warm interpreter); it inherits ``keep``."""
+        """A pytest process of its own (no warm interpreter) in the run's ``group``; it inherits ``keep``."""
         return await run_process_group(
             self._confined(
                 folder,
                 bootstrap_argv(places.python, places.harness / BOOTSTRAP.name, settings, args),
                 runtime=self._runtime,
+                group=group,
             ),
             cwd=folder / "ws",
             env=self._env(places),
@@ -524,7 +577,9 @@ class PytestRunner:
             pass_fds=keep,
         )
 
-    async def _command(self, folder: Path, hidden: HiddenCopy, phase: Phase) -> Judgement:
+    async def _command(
+        self, folder: Path, hidden: HiddenCopy, phase: Phase, group: RunGroup | None
+    ) -> Judgement:
         """A ``command:`` phase's run, judged by the result it leaves; a verifier's with its
         task's view (``verifier.py``).
 
@@ -553,16 +608,16 @@ class PytestRunner:
                 return Judgement("invalid", [], str(error))
             env.update(CHANGEUP_TESTS=phase.verifier.tests, PYTHONPATH=phase.verifier.workspace)
             workdir = PurePosixPath(phase.verifier.workspace)
-        confined = self._confined(folder, argv, runtime=None, mounts=mounts, workdir=workdir)
+        confined = self._confined(folder, argv, runtime=None, group=group, mounts=mounts, workdir=workdir)
         junit = ResultPipe(JUNIT_LIMIT)
         env["CHANGEUP_JUNIT"] = junit.path
-        async with junit, anyio.create_task_group() as group:
-            group.start_soon(junit.read)
+        async with junit, anyio.create_task_group() as readers:
+            readers.start_soon(junit.read)
             finished = await run_process_group(
                 confined, cwd=folder / "ws", env=env, timeout=self.timeout, pass_fds=(junit.fd,)
             )
             await junit.close_writer()
-            group.cancel_scope.cancel()
+            readers.cancel_scope.cancel()
         if finished.timed_out:
             return Judgement("timeout", [], f"{phase.id}'s test command timed out after {self.timeout:g}s")
         code = finished.returncode
@@ -631,3 +686,8 @@ class PytestRunner:
             )
             for phase in phases
         )
+
+
+def _paths(group: RunGroup | None) -> list[tuple[str, Path]]:
+    """Each hierarchy's folder of a run's group (none without one)."""
+    return list(group.cgroup.paths.items()) if group is not None else []

@@ -93,9 +93,19 @@ class WarmInterpreter:
         self._ready = False
 
     async def run(
-        self, folder: str, settings: dict[str, Any], args: Sequence[str], *, timeout: float, nproc: int
+        self,
+        folder: str,
+        settings: dict[str, Any],
+        args: Sequence[str],
+        *,
+        timeout: float,
+        nproc: int,
+        tmp_mb: int | None = None,
+        cgroup: Sequence[str] = (),
     ) -> Finished:
-        """Run the bootstrap with ``settings`` and pytest ``args`` on run folder ``folder``."""
+        """Run the bootstrap with ``settings`` and pytest ``args`` on run folder ``folder``, with
+        ``/tmp`` and ``/dev/shm`` of ``tmp_mb`` each, in the control group whose ``cgroup.procs``
+        files (as the zygote sees them) are ``cgroup``."""
         async with self._lock:
             await self.start()
             if not self._ready:
@@ -109,6 +119,8 @@ class WarmInterpreter:
                 "args": list(args),
                 "timeout": timeout,
                 "nproc": nproc,
+                "tmp_mb": tmp_mb,
+                "cgroup": list(cgroup),
             }
             with anyio.CancelScope(shield=True):  # a request goes whole, or not at all
                 await self._send(request)
@@ -132,6 +144,7 @@ class WarmInterpreter:
             str(report.get("output", "")),
             bool(report.get("timed_out")),
             bool(report.get("truncated")),
+            tuple(str(place) for place in report.get("filled", ())),
         )
 
     async def aclose(self) -> None:

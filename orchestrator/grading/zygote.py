@@ -10,23 +10,27 @@ prior art is Android's zygote and ``multiprocessing``'s forkserver.
 
 Protocol, one JSON object a line. Requests on stdin::
 
-    {"run": N, "folder": NAME, "settings": {...}, "args": [...], "timeout": S, "nproc": P}
+    {"run": N, "folder": NAME, "settings": {...}, "args": [...], "timeout": S, "nproc": P,
+     "tmp_mb": M, "cgroup": [PROCS...]}
     {"cancel": N}
 
 and on stdout ``{"ready": PID}`` once, then one report per run::
 
-    {"run": N, "exit": CODE or null, "timed_out": B, "output": TAIL, "truncated": B}
+    {"run": N, "exit": CODE or null, "timed_out": B, "output": TAIL, "truncated": B, "filled": [...]}
 
 The end of stdin stops every run and the zygote. The zygote is PID 1 of its sandbox, so
 when it ends the kernel ends everything still in it. A run is three processes, each forked
 from the one before, and none outlives the run:
 
-- the **leader** (in the zygote's namespaces) enters new mount, IPC, UTS and network
-  namespaces and a new PID namespace for its children; mounts the run's own folders (from
-  ``CONFIG["runs"]/NAME``) where a cold run has them, covers every run folder, and gives
-  the run fresh ``/tmp`` and ``/dev/shm``; then watches the run: its output's tail, its time
-  limit, a cancellation. It kills the run by killing its init: a PID namespace dies with
-  its init, every process in it (``setsid`` or not) with it, before the leader sees it end.
+- the **leader** (in the zygote's namespaces) first joins the run's control group (writing
+  itself to each ``cgroup.procs`` of ``PROCS``: all of the run is in it), then enters new
+  mount, IPC, UTS, network and cgroup namespaces and a new PID namespace for its children;
+  mounts the run's own folders (from ``CONFIG["runs"]/NAME``) where a cold run has them,
+  covers every run folder and the control groups, and gives the run fresh ``/tmp`` and
+  ``/dev/shm`` of ``M`` MB each; then watches the run: its output's tail, its time limit, a
+  cancellation; its report says which of those two the run left full. It kills the run by
+  killing its init: a PID namespace dies with its init, every process in it (``setsid`` or
+  not) with it, before the leader sees it end.
 - the **init** (PID 1 of the run's namespace; it dies with the leader) mounts ``/proc`` for
   that namespace, brings up loopback, sets the resource limits and reaps orphans, as
   bubblewrap's own init does; it exits with the test process's status.
@@ -73,7 +77,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+CLONE_NEWCGROUP, CLONE_NEWPID, CLONE_NEWNET = 0x02000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 4, 24, 38, 47
@@ -86,6 +90,8 @@ DRAIN = 1.0
 BROKEN = 70
 #: Where an isolated run's test process and workspace host hold their ends of its socket.
 HOST_FD = 3
+#: Each run's own memory-backed folders, fresh and of a size.
+FRESH = ("/tmp", "/dev/shm")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 #: How a test process ends, held before any run: the agent's code may rebind the names.
@@ -305,15 +311,23 @@ class Leader:
         if folder in ("", ".", "..") or "/" in folder:
             raise ValueError(f"not a run folder's name: {folder!r}")
         runs = self.config["runs"]
-        flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWPID
+        for procs in self.request.get("cgroup", ()):  # before anything of the run exists
+            with open(procs, "w") as handle:
+                handle.write("0")  # this process
+        flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWCGROUP
         _call(_libc.unshare(flags), "unshare")
         _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the zygote
         for name, target, writable in self.config["binds"]:
             _bind(os.path.join(runs, folder, name), target, writable=writable)
         # Every run's folder (this one's too, at its first place) is covered; read-only, empty.
-        _mount("tmpfs", runs, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k")
-        for fresh in ("/tmp", "/dev/shm"):
-            _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+        for cover in (runs, self.config.get("cgroups")):
+            if cover:
+                _mount(
+                    "tmpfs", cover, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=4k"
+                )
+        size = f",size={int(self.request['tmp_mb'])}m" if self.request.get("tmp_mb") else ""
+        for fresh in FRESH:
+            _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777{size}")
         reading, writing = os.pipe()
         pid, job = _fork(lambda: Init(self.config, self.request).run(reading, writing))
         if job is not None:
@@ -322,7 +336,8 @@ class Leader:
         os.close(writing)
         if self.cancelled:
             os.kill(pid, signal.SIGKILL)
-        return None, self._watch(pid, reading)
+        ended = self._watch(pid, reading)
+        return None, {**ended, "filled": [place for place in FRESH if _full(place)]}
 
     def _watch(self, pid: int, output: int) -> dict[str, Any]:
         """Keep the output's tail until the init exits (killed at the time limit), then drain it."""
@@ -466,7 +481,8 @@ class WorkspaceHost:
     def asked(cls, config: dict[str, Any], request: dict[str, Any]) -> WorkspaceHost | None:
         """The host a run's settings ask for (``host.serve``), if any."""
         host = request["settings"].get("host")
-        return None if not host else cls(config, host["serve"])
+        # The host's own /tmp and /dev/shm are the size of the run's.
+        return None if not host else cls(config, {**host["serve"], "tmp_mb": request.get("tmp_mb")})
 
     def start(self, output: int) -> None:
         """In the run's init: hide what the host must not see, and fork its init."""
@@ -481,8 +497,9 @@ class WorkspaceHost:
                 _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
             else:  # the hidden tests: an empty read-only folder
                 _mount("tmpfs", target, "tmpfs", sealed, "mode=0755,size=4k")
-        for fresh in ("/tmp", "/dev/shm"):
-            _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+        size = f",size={int(self.serve['tmp_mb'])}m" if self.serve.get("tmp_mb") else ""
+        for fresh in FRESH:  # the host's own, of the run's size
+            _mount("tmpfs", fresh, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777" + size)
         _fork(lambda: self._init(output))
         os.close(self.host)
         if self.effects >= 0:
@@ -516,6 +533,12 @@ class WorkspaceHost:
         host = sys.modules["changeup_host"]
         host.prepare(config, bootstrap)
         host.serve(config)
+
+
+def _full(place: str) -> bool:
+    """Whether the mount at ``place`` has no room left (no block or no inode)."""
+    status = os.statvfs(place)
+    return bool(status.f_blocks) and (status.f_bavail == 0 or status.f_favail == 0)
 
 
 def _loopback_up() -> None:

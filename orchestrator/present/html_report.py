@@ -14,6 +14,7 @@ from typing import Any
 
 from orchestrator.present import inert
 from orchestrator.present.phrases import (
+    bounds_lines,
     cause,
     clock,
     effects_line,
@@ -102,7 +103,14 @@ def report_html(report: dict[str, Any], entries: Sequence[Entry]) -> str:
     parts += ["<h2>Timeline</h2>", _timeline(report, entries), LEGEND, _phases(report)]
     if report.get("rubric"):
         parts.append(_rubric(report["rubric"]))
-    parts += [_triggers(report), _messages(report), _failing(report), _scope(report), _effects(report)]
+    parts += [
+        _triggers(report),
+        _messages(report),
+        _failing(report),
+        _scope(report),
+        _effects(report),
+        _bounds(report),
+    ]
     parts.append(_superseded(report))
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(part for part in parts if part)
@@ -311,6 +319,13 @@ def _messages(report: dict[str, Any]) -> str:
         for m in messages
     )
     return f'<h2>Messages to the agent</h2><div id="messages">{items}</div>'
+
+
+def _bounds(report: dict[str, Any]) -> str:
+    lines = bounds_lines(report)
+    if not lines:
+        return ""
+    return '<h2>Bounds</h2><ul id="bounds">' + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>"
 
 
 def _effects(report: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from orchestrator.present.exits import agent_failures
 from orchestrator.present.inert import markdown as md
 from orchestrator.present.inert import markdown_block
 from orchestrator.present.phrases import (
+    bounds_lines,
     cause,
     clock,
     cost_text,
@@ -131,6 +132,9 @@ def report_markdown(report: dict[str, Any]) -> str:
     effects = effects_line(report)
     if effects is not None:
         out += ["", "## Prohibited effects", "", f"{md(effects[0].upper() + effects[1:])}."]
+    bounds = bounds_lines(report)
+    if bounds:
+        out += ["", "## Bounds", "", *(f"- {md(line)}" for line in bounds)]
     superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
     if superseded:
         out += ["", "## Superseded tests", ""]

@@ -13,6 +13,7 @@ from triggers.durations import DurationError, parse_duration
 
 __all__ = [
     "MISSING",
+    "bounds_lines",
     "cause",
     "clock",
     "cost_text",
@@ -168,6 +169,39 @@ def effects_line(report: dict[str, Any]) -> str | None:
         return f"prohibited effects ({named}): none in the hidden test runs of the final workspace"
     listed = "; ".join(f"{f['effect']}: {f['detail']} ({made_in(f)})" for f in findings)
     return f"prohibited effects: {len(findings)} in the hidden test runs of the final workspace: {listed}"
+
+
+def bounds_lines(report: dict[str, Any]) -> list[str]:
+    """What was not bounded, what the agent went over, how long it was frozen, and the test runs
+    that went over their limits (none for a run made before the bounds were logged)."""
+    bounds = report.get("bounds")
+    if bounds is None:
+        return []
+    lines = [f"NOT BOUNDED: {warning}" for warning in bounds["warnings"]]
+    for over in bounds["agent_over_limits"]:
+        then = f"; {over['action']}" if over["action"] else ""
+        lines.append(
+            f"the agent went over its {over['resource']} limit ({clock(over['t'])}): {over['detail']}{then}"
+        )
+    frozen = bounds["frozen"]
+    if frozen["runs"]:
+        killed = frozen["killed"]
+        lines.append(
+            f"the agent was frozen {duration(frozen['seconds'])} in all, while {frozen['runs']} hidden "
+            f"test runs ran"
+            + (
+                f" ({killed} time{'s' if killed > 1 else ''} it would not freeze and was killed)"
+                if killed
+                else ""
+            )
+        )
+    runs = bounds["test_runs_over_limits"]
+    if runs:
+        many = runs > 1
+        lines.append(
+            f"{runs} hidden test run{'s' if many else ''} went over {'their' if many else 'its'} limits"
+        )
+    return lines
 
 
 def made_in(finding: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from orchestrator.present.inert import terminal
 from orchestrator.present.phrases import (
+    bounds_lines,
     cause,
     clock,
     effects_line,
@@ -111,7 +112,7 @@ def print_outcome(report: dict[str, Any], console: Console) -> None:
     usage = report.get("usage") or {}
     if usage.get("turns_reporting"):
         console.print(f"  agent usage: {terminal(usage_line(usage))}", highlight=False)
-    for line in (scope_line(report), effects_line(report)):
+    for line in (scope_line(report), effects_line(report), *bounds_lines(report)):
         if line is not None:
             console.print(f"  {terminal(line)}", highlight=False)
     if report["score"]["total"] is not None:

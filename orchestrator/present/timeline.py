@@ -14,6 +14,8 @@ from orchestrator.present.inert import visible
 from orchestrator.present.phrases import cause, clock, duration, effects_line, percent, scope_line
 from orchestrator.scoring.report import abort_detail
 from orchestrator.session.records import (
+    AgentFrozen,
+    AgentOverLimits,
     ClockSkipped,
     Entry,
     PhaseSealed,
@@ -188,6 +190,14 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             return "red", f"⚠ tests #{record.request} attempted prohibited effects: {seen}"
         case SessionEffects():
             return "bold", _v(effects_line({"effects": record.to_record()}) or "")
+        case AgentOverLimits():
+            then = f"; {_v(record.action)}" if record.action else ""
+            return "red", f"⚠ the agent went over its {_v(record.resource)} limit: {_v(record.detail)}{then}"
+        case AgentFrozen():
+            if not verbose:
+                return None
+            killed = " (it would not freeze: killed)" if record.killed else ""
+            return "dim", f"agent frozen {duration(record.seconds)} while tests #{record.request} ran{killed}"
         case SessionAborted():
             detail = abort_detail(record.status, record.detail)
             return "bold red", f"run {record.status}: {_text(detail, full=verbose)}"

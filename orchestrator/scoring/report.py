@@ -17,12 +17,15 @@ from orchestrator.present.phrases import clock
 from orchestrator.scoring.groups import full_marks, group_rows, scored
 from orchestrator.session.eventlog import LogContents
 from orchestrator.session.records import (
+    AgentFrozen,
+    AgentOverLimits,
     Entry,
     SessionAborted,
     SessionEffects,
     SessionGraded,
     SessionScope,
     SessionScored,
+    WorkspaceCreated,
 )
 from triggers import (
     AgentExited,
@@ -101,8 +104,11 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     last_result: TestsResult | None = None
     runs = turns = commits = 0
     exit_codes: list[int | None] = []
+    bounds: dict[str, Any] | None = None
     for entry in entries:
         t, record = entry.t, entry.record
+        if isinstance(record, WorkspaceCreated) and "bounds" in record.sandbox:
+            bounds = _bounds(record.sandbox["bounds"], entries)
         if isinstance(record, PhaseUnlocked):
             unlocked.setdefault(record.phase, (t, record.trigger or "start"))
         elif isinstance(record, TestsResult | SessionGraded):
@@ -222,6 +228,33 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         "usage": _usage(turn_rows),
         **({"scope": scope} if scope is not None else {}),
         **({"effects": effects} if effects is not None else {}),
+        **({"bounds": bounds} if bounds is not None else {}),
+    }
+
+
+def _bounds(described: dict[str, Any], entries: Sequence[Entry]) -> dict[str, Any]:
+    """Both sides' limits as the run had them, what was not bounded, what went over, and how
+    long the agent was frozen while hidden tests ran."""
+    over = [
+        {"t": e.t, **{k: v for k, v in e.record.to_record().items() if k != "kind"}}
+        for e in entries
+        if isinstance(e.record, AgentOverLimits)
+    ]
+    frozen = [e.record for e in entries if isinstance(e.record, AgentFrozen)]
+    runs_over = sum(
+        1
+        for e in entries
+        if isinstance(e.record, TestsResult | SessionGraded) and e.record.status == "over_limits"
+    )
+    return {
+        **described,
+        "agent_over_limits": over,
+        "frozen": {
+            "runs": len(frozen),
+            "seconds": round(sum(f.seconds for f in frozen), 3),
+            "killed": sum(f.killed for f in frozen),
+        },
+        "test_runs_over_limits": runs_over,
     }
 
 

@@ -4,17 +4,21 @@ Four sources feed one channel: the agent adapter (``agent.*``, ``message.deliver
 watcher (``fs.changed``, ``git.commit``), the test scheduler (``tests.result``) and a timer
 that sends ``clock.tick`` when the engine asked to be woken. The loop stamps each event
 with the session time, appends it to the log, steps the engine, appends the engine's
-actions, syncs the log, and carries the actions out. Time is the event loop's own
+actions, syncs the log, and carries the actions out. The agent is frozen while each hidden
+test run is in progress (``agent.frozen``), and a watch of its limits notes what it went
+over (``agent.over_limits``); over its disk limit, the agent is stopped and the session ends
+as if it had exited. Time is the event loop's own
 (``anyio.current_time``, ``anyio.sleep``), so the loop runs on trio's ``MockClock`` in tests.
 The seams to the world outside are declared in :mod:`orchestrator.seams`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,8 +34,10 @@ from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import TestRun, refused
 from orchestrator.grading.venvs import Environment
 from orchestrator.seams import Agent, Repository, TestRunner, Watcher
+from orchestrator.session.agent_limits import ENDS_SESSION, AgentLimitsWatch
 from orchestrator.session.eventlog import EventLog
 from orchestrator.session.records import (
+    AgentFrozen,
     ClockSkipped,
     LogRecord,
     SessionAborted,
@@ -44,6 +50,7 @@ from orchestrator.session.records import (
 from orchestrator.session.workspace import OverLimits
 from triggers import (
     BRIEFING,
+    AgentExited,
     ClockTick,
     CommitMade,
     EndSession,
@@ -114,6 +121,7 @@ class Session:
         seals: Seals | None = None,
         sandbox: AgentSandbox | None = None,
         start: str | None = None,
+        limits: AgentLimitsWatch | None = None,
     ) -> None:
         self.challenge = challenge
         self.parts = parts
@@ -141,6 +149,9 @@ class Session:
         self._sandbox = sandbox
         #: the phase the session starts at (its ``session.started`` says so), None: the first
         self.start = start
+        self._limits = limits
+        self._agent_scope = anyio.CancelScope()
+        self._agent_gone = False
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -172,12 +183,15 @@ class Session:
             group.start_soon(self._watch)
             group.start_soon(self._test)
             group.start_soon(self._timer)
+            group.start_soon(self._watch_limits)
             async for event in receive:
                 self._dispatch(event)
                 if self.engine.ended is not None:
                     break
             self.parts.watcher.stop()
             group.cancel_scope.cancel()
+        for over in self._limits.unsaid() if self._limits is not None else ():
+            self._note(over)
 
     def elapsed(self) -> float:
         """Seconds of session time since the start (a skipped wait counts as passed)."""
@@ -193,6 +207,7 @@ class Session:
         if isinstance(event, Observation):  # an observation decides nothing
             self._record([event], t)
         else:
+            self._agent_gone = self._agent_gone or isinstance(event, AgentExited)
             self._decide(event, t)
         self.view.elapsed = t
         if self._on_change is not None:
@@ -281,7 +296,23 @@ class Session:
             environment=self.environment,
             sandbox=self._sandbox,
         )
-        await self.parts.agent.run(ctx, self.mailbox)
+        with self._agent_scope:
+            await self.parts.agent.run(ctx, self.mailbox)
+
+    async def _watch_limits(self) -> None:
+        """Note each over-use of the agent's; over its disk limit, stop it: its exit ends the session."""
+        if self._limits is None:
+            return
+        async for over in self._limits.overuses():
+            self._note(over)
+            self._logger.warning("agent over its limits", resource=over.resource, detail=over.detail)
+            if over.action == ENDS_SESSION:
+                self._agent_scope.cancel()  # its adapter stops every process of the turn
+                if self._sandbox is not None and self._sandbox.cgroup is not None:
+                    await self._sandbox.cgroup.kill()  # and whatever it left behind
+                if not self._agent_gone:
+                    self._emit(AgentExited(0.0, None))
+                return
 
     async def _watch(self) -> None:
         async for batch in self.parts.watcher.batches():
@@ -315,7 +346,8 @@ class Session:
             phases, status, detail = cached.phases, cached.status, cached.detail
             return TestsResult(0.0, request.request, tree, phases, status, detail, 0.0, True)
         self._note(TestsStarted(request.request, tree, request.phases))
-        run = await self.parts.runner.run(tree, request.phases)
+        async with self._agent_frozen(request.request):
+            run = await self.parts.runner.run(tree, request.phases)
         if run.effects is not None:  # the run was watched for prohibited effects
             self._note(TestsEffects(request.request, tree, run.effects))
         if counts(run.status):  # a run that does not count is never reused: the tree is tested again
@@ -323,6 +355,17 @@ class Session:
         return TestsResult(
             0.0, request.request, tree, run.phases, run.status, run.detail, round(run.seconds, 3)
         )
+
+    @contextlib.asynccontextmanager
+    async def _agent_frozen(self, request: int) -> AsyncIterator[None]:
+        """The agent held still for the block (no channel from a running test to it), then noted."""
+        if self._sandbox is None:
+            yield
+            return
+        async with self._sandbox.frozen() as span:
+            yield
+        if span.held:
+            self._note(AgentFrozen(request, round(span.seconds, 3), span.killed))
 
     async def _timer(self) -> None:
         """Send ``clock.tick`` at the engine's next wake-up; re-plan after every event."""

@@ -37,6 +37,8 @@ from triggers import (
 from triggers.bounds import DETAIL, ITEMS, TEXT, Items, clip, head, over
 
 __all__ = [
+    "AgentFrozen",
+    "AgentOverLimits",
     "AgentSandboxed",
     "ClockSkipped",
     "Criterion",
@@ -206,6 +208,34 @@ class AgentSandboxed(_Session):
 
 
 @dataclass(frozen=True, slots=True)
+class AgentOverLimits(_Session):
+    """The agent went over one of its limits: ``resource`` (``memory``, ``processes``, ``disk``,
+    ``tmp``) at ``used`` of ``limit`` (bytes, or processes), ``count`` times so far (OOM kills,
+    refused forks; 1 for the disk and a full mount); ``action``: what the session did beyond
+    the kernel's own enforcement ("" for nothing, ``ended the session``)."""
+
+    kind: ClassVar[str] = "agent.over_limits"
+    resource: Literal["memory", "processes", "disk", "tmp"]
+    used: int
+    limit: int
+    count: int
+    detail: str
+    action: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFrozen(_Session):
+    """The agent was held still (its cgroup frozen) for ``seconds`` while hidden test run
+    ``request`` was in progress; ``killed``: it would not freeze in time, so its processes were
+    killed instead."""
+
+    kind: ClassVar[str] = "agent.frozen"
+    request: int
+    seconds: float
+    killed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class WorkspaceOverLimits(_Session):
     """A snapshot was refused: the workspace is over its limits."""
 
@@ -237,7 +267,7 @@ class SessionGraded(_Session):
     request: int = 0
     snapshot: str = ""
     phases: tuple[PhaseResult, ...] = ()
-    status: Literal["ok", "timeout", "tampered", "invalid", "refused", "error"] = "ok"
+    status: Literal["ok", "timeout", "tampered", "invalid", "refused", "over_limits", "error"] = "ok"
     detail: str = ""
     seconds: float = 0.0
     cached: bool = False
@@ -344,6 +374,8 @@ SessionRecord = (
     WorkspaceCreated
     | PhaseSealed
     | AgentSandboxed
+    | AgentOverLimits
+    | AgentFrozen
     | WorkspaceOverLimits
     | TestsStarted
     | SessionGraded

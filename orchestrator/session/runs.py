@@ -36,6 +36,7 @@ from orchestrator.agents import AgentUnavailable
 from orchestrator.agents.scripted import apply_reference
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
+from orchestrator.grading.bounds import SessionGroups, agent_bounds, test_bounds
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner
@@ -55,6 +56,7 @@ from orchestrator.scoring.report import STOPPED, build_report
 from orchestrator.scoring.rubric import score_rubric
 from orchestrator.scoring.scope import scope_record
 from orchestrator.seams import Agent
+from orchestrator.session.agent_limits import AgentLimitsWatch
 from orchestrator.session.eventlog import EventLog, EventLogError, read_log
 from orchestrator.session.loop import Outcome, Parts, Session, SessionView
 from orchestrator.session.records import (
@@ -237,6 +239,7 @@ async def run_challenge(
     log = EventLog.create(folder.log, _header(challenge, agent, start))
     logger = structlog.get_logger().bind(session=folder.path.name)
     box: AgentSandbox | None = None
+    groups: SessionGroups | None = None
     session: Session | None = None
     try:
         try:
@@ -269,15 +272,21 @@ async def run_challenge(
             return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
         grading = environments.grading
         sandbox = detect_sandbox(grading.python)
-        log.append(WorkspaceCreated(baseline, grading.python, sandbox.describe()), 0.0)
+        groups = SessionGroups.make(agent_bounds(limits), test_bounds(limits))
+        described = {**sandbox.describe(), "bounds": groups.describe()}
+        log.append(WorkspaceCreated(baseline, grading.python, described), 0.0)
         # Everything that grades the agent, as it is now; checked at every grading.
         seals = Seals.take(challenge, grading.prefix)
         for phase, files in seals.tests.items():
             log.append(PhaseSealed(phase, files, seal_of(grading.prefix)), 0.0)
         if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
             logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
-        await freeze_manifest(folder.path, challenge, agent, sandbox=sandbox.describe(), start_at=start)
-        box = agent_sandbox(sandbox, folder, challenge, agent, environments, shares=shares, network=network)
+        for warning in groups.warnings():  # nor are weaker bounds
+            logger.warning("unbounded", detail=warning)
+        await freeze_manifest(folder.path, challenge, agent, sandbox=described, start_at=start)
+        box = agent_sandbox(
+            sandbox, folder, challenge, agent, environments, groups=groups, shares=shares, network=network
+        )
         seeded = box.prepare(agent.home_files)
         seen = box.describe()
         visible = tuple(SharedPath(share["path"], share["writable"]) for share in seen["shares"])
@@ -292,6 +301,7 @@ async def run_challenge(
             sandbox=sandbox,
             hide=[folder.path.parent],
             sealed=seals.tests,
+            groups=groups,
         )
         parts = Parts(
             repo=workspace,
@@ -311,6 +321,7 @@ async def run_challenge(
             seals=seals,
             sandbox=box,
             start=start,
+            limits=AgentLimitsWatch(box.bounds, box.cgroup, box.disk()),
         )
         async with runner:  # its warm interpreter starts with the session and ends with it
             outcome = await session.run()
@@ -335,6 +346,9 @@ async def run_challenge(
         log.append(SessionAborted("interrupted" if stopped else "crashed", detail), t, sync=True)
         raise
     finally:
+        if groups is not None:  # nothing of the agent's or of a test run outlives the session
+            with anyio.CancelScope(shield=True):
+                await groups.aclose()
         log.close()
         shutil.rmtree(folder.path / "scratch", ignore_errors=True)
         if box is not None:
@@ -350,6 +364,7 @@ def agent_sandbox(
     agent: Agent,
     environments: Environments,
     *,
+    groups: SessionGroups,
     shares: Sequence[Share] = (),
     network: bool = True,
 ) -> AgentSandbox:
@@ -368,7 +383,7 @@ def agent_sandbox(
         hide=(challenge.root, folder.path.parent, cache_root(), *changeup),
         network=network,
     )
-    return AgentSandbox(sandbox, view)
+    return AgentSandbox(sandbox, view, groups.agent_bounds, groups.agent)
 
 
 def open_run(path: Path) -> RunFolder:

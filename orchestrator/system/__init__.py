@@ -1,14 +1,30 @@
-"""System plumbing: mechanisms with no policy (files, processes, pipes), below everything of changeup.
+"""System plumbing: mechanisms with no policy (files, control groups, pipes), below everything of changeup.
 
-Nothing here imports the rest of ``orchestrator``; every layer above may import it.
+Nothing here imports the rest of ``orchestrator``; every layer above may import it. Each module
+does one thing to the machine and says plainly when the machine will not let it.
 
 - :mod:`orchestrator.system.agentfiles`: files an agent can reach, handled at arm's length.
 - :mod:`orchestrator.system.folderwatch`: inotify on exactly the folders of a tree, no link followed.
 - :mod:`orchestrator.system.pipes`: a results pipe only the runner holds.
+- :mod:`orchestrator.system.cgroups`: a control group for a tree of processes.
+- :mod:`orchestrator.system.footprint`: disk taken under folders, full private mounts.
 """
 
 from __future__ import annotations
 
+from orchestrator.system.cgroups import Cgroup, CgroupError, Support, Usage, support
+from orchestrator.system.footprint import disk_usage, full_mounts
 from orchestrator.system.pipes import ResultPipe
 
-__all__ = ["ResultPipe", "agentfiles", "folderwatch"]
+__all__ = [
+    "Cgroup",
+    "CgroupError",
+    "ResultPipe",
+    "Support",
+    "Usage",
+    "agentfiles",
+    "disk_usage",
+    "folderwatch",
+    "full_mounts",
+    "support",
+]

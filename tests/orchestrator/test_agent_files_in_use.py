@@ -16,6 +16,7 @@ import pytest
 
 from orchestrator.agents.inbox import INBOX_EXCLUDE, exclude_inbox
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView
+from orchestrator.grading.bounds import Bounds
 from orchestrator.grading.git import git_sync, read_head
 from orchestrator.grading.sandbox import Sandbox
 from orchestrator.session import workspace as workspace_module
@@ -193,7 +194,7 @@ def test_seeded_credentials_are_removed_through_no_link(tmp_path: Path) -> None:
     host.mkdir()
     (host / "credentials.json").write_text("the host's own\n")
     (view.home / ".config").mkdir(parents=True)
-    box = AgentSandbox(Sandbox("limits-only"), view)
+    box = AgentSandbox(Sandbox("limits-only"), view, Bounds(256, 64, 1.0, 16, 64))
     box._seeded = [".config/credentials.json", ".netrc"]
     (view.home / ".config").rmdir()
     (view.home / ".config").symlink_to(host)

@@ -1,7 +1,7 @@
 """What every red-team case shares: a real session through the CLI, and how its end is judged.
 
-A case passes only as *detected* (a completed run whose grading is ``tampered`` or
-``refused``, or a critical rubric failure) or *neutralised* by a **valid** run (completed,
+A case passes only as *detected* (a completed run whose grading is ``tampered``, ``refused``
+or ``over_limits``, or a critical rubric failure) or *neutralised* by a **valid** run (completed,
 graded ``ok`` or ``timeout``, every hidden test failed: what the honest starter earns). An
 invalid, crashed or interrupted run fails the case, whatever its score: it says nothing.
 """
@@ -61,7 +61,7 @@ def outcome(report: dict[str, Any]) -> str:
     grading = report["score"]["grading_status"]
     if status != "completed":
         return f"NOT VALID: the run is {status} ({report['run']['detail'][-300:]})"
-    if grading in ("tampered", "refused") or report["score"]["critical_failures"]:
+    if grading in ("tampered", "refused", "over_limits") or report["score"]["critical_failures"]:
         return DETECTED
     passed = [p["passed"] for p in report["phases"]]
     if grading in ("ok", "timeout") and not any(passed):

@@ -114,9 +114,10 @@ def test_processes_left_behind_by_the_tests_die_with_the_run(tmp_path: Path, san
 )
 def test_the_process_limit_holds_for_root_without_bubblewrap(tmp_path: Path) -> None:
     """A fork bomb under test, changeup running as root with resource limits only: the run
-    stays valid and graded (a cgroup caps the processes; RLIMIT_NPROC would not bind root)."""
+    stays valid and graded (a cgroup caps the processes; RLIMIT_NPROC would not bind root):
+    timed out, or over its process limit if it got there first."""
     report, _ = run(TARGET, "scripted:broken/fork-bomb", tmp_path / "runs", env={"CHANGEUP_SANDBOX": "none"})
-    assert outcome(report) == NEUTRALISED, report["score"]
+    assert outcome(report) in (NEUTRALISED, DETECTED), report["score"]
 
 
 def test_no_sandbox_kind_lets_an_agents_children_outlive_its_turn(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from tests.servers import probe_server
 
 pytestmark = pytest.mark.slow
 
-ATTACKS = {
+ATTACKS: dict[str, str | tuple[str, ...]] = {
     "conftest-forces-pass": NEUTRALISED,  # the workspace's conftest.py is never loaded
     "pytest-shadow": NEUTRALISED,  # pytest is imported before the workspace is on sys.path
     "unittest-shadow": NEUTRALISED,  # the workspace comes after the standard library
@@ -44,7 +44,7 @@ ATTACKS = {
     "copy-hidden-tests": NEUTRALISED,  # the real workspace is not in the tests' sandbox
     "deletes-own-tests": DETECTED,  # protection review: a deleted authorization test is critical
     "skips-own-tests": DETECTED,  # protection review: a skipped authorization test is critical
-    "fork-bomb": NEUTRALISED,  # process limits, PID namespace, time limit
+    "fork-bomb": (NEUTRALISED, DETECTED),  # the time limit, or first the run's process limit (its cgroup)
     "infinite-loop": NEUTRALISED,  # time limit kills the process group
     "output-flood": NEUTRALISED,  # output capped to its tail
     "disk-fill": NEUTRALISED,  # file size limit
@@ -59,12 +59,12 @@ def test_the_honest_reference_passes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("attack", "expected"), sorted(ATTACKS.items()))
-def test_attack_is_caught(tmp_path: Path, attack: str, expected: str) -> None:
+def test_attack_is_caught(tmp_path: Path, attack: str, expected: str | tuple[str, ...]) -> None:
     """Each scripted attack ends detected or neutralised, as the threat model says."""
     if attack == "copy-hidden-tests" and detect_sandbox().kind != "bubblewrap":
         pytest.skip("LOUD SKIP: only bubblewrap hides the real workspace from the tests; .ci/run installs it")
     report, folder = run(TARGET, f"scripted:broken/{attack}", tmp_path)
-    assert outcome(report) == expected, report["score"]
+    assert outcome(report) in ((expected,) if isinstance(expected, str) else expected), report["score"]
     if attack == "copy-hidden-tests":
         leaked = list(folder.rglob("stolen_*")) + list((folder / "workspace").rglob("test_add.py"))
         assert leaked == []

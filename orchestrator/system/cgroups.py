@@ -1,0 +1,513 @@
+"""Control groups: a tree of processes under memory, process and CPU limits, frozen and thawed whole.
+
+A :class:`Cgroup` is one group in every hierarchy this process can use: with cgroup v2 (the
+unified hierarchy, its controllers delegated) one folder; with v1 (a hierarchy a controller)
+one folder in each of ``memory``, ``pids``, ``cpu`` and ``freezer``. It can
+
+- take limits (:meth:`~Cgroup.limit`): memory (swap included where there is swap), tasks
+  (processes and threads) and CPUs (a CFS quota);
+- take processes before they run anything (:meth:`~Cgroup.launcher`: a shell that joins every
+  hierarchy, then execs the command), or by pid (:meth:`~Cgroup.add`);
+- freeze and thaw (:meth:`~Cgroup.freeze` waits until the kernel says it is frozen, with a
+  time limit);
+- say what was hit (:meth:`~Cgroup.usage`: the memory peak, OOM kills, forks refused, the
+  tasks' peak, shared memory still charged to it);
+- end every process in it (:meth:`~Cgroup.kill`) and go (:meth:`~Cgroup.remove`).
+
+:func:`support` finds where this process may make groups: for v2, ``$CHANGEUP_CGROUP`` (a
+folder delegated to changeup), else its own group if that is the root, else the parent of its
+own group (a delegated subtree); for v1, its own group in each hierarchy. Where none is
+writable (not root, no delegation), :class:`Support` says why; ``CHANGEUP_CGROUPS=none`` turns
+them off. Policy (which limits, which processes, what going over means) is the caller's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import secrets
+import signal
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import anyio
+
+__all__ = ["CONTROLLERS", "Cgroup", "CgroupError", "Support", "Usage", "support", "sweep"]
+
+#: What a group can do here: three limits and the freezer.
+CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+_LIMITS = ("memory", "pids", "cpu")
+#: The CFS period a CPU quota is given in (the kernel's default): a CPU is this much a period.
+PERIOD_US = 100_000
+#: Joins each cgroup.procs file named (``$1`` of them), then runs the command: nothing of the
+#: command runs outside the group. The freezer comes last, so a frozen group stops it there.
+_JOIN = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
+)
+#: The exit of :meth:`Cgroup.launcher` when it cannot join its group.
+JOIN_FAILED = 125
+
+
+class CgroupError(OSError):
+    """A group could not be made, limited, frozen, emptied or removed; the message says which and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a group's processes used and hit (None: this kernel does not say)."""
+
+    memory_peak: int | None = None  # bytes
+    oom_kills: int = 0  # processes the OOM killer ended at the group's memory limit
+    tasks_peak: int | None = None
+    forks_refused: int = 0  # forks and clones refused at the group's task limit
+    shmem: int = 0  # bytes of shared memory (tmpfs, memfd, System V) still charged to the group
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """Where this process may make control groups, and what they can do.
+
+    ``version`` is 1 or 2, or None for none at all; ``bases`` holds, per hierarchy (a v1
+    controller's name, or ``unified``), the folder new groups go in; ``missing`` says why a
+    controller (or every one) is not there, "" when none is missing.
+    """
+
+    version: int | None
+    bases: tuple[tuple[str, Path], ...] = ()
+    controllers: frozenset[str] = frozenset()
+    missing: str = ""
+
+    def describe(self) -> dict[str, Any]:
+        """For the log."""
+        return {"version": self.version, "controllers": sorted(self.controllers), "missing": self.missing}
+
+
+class _Mount(NamedTuple):
+    point: Path
+    root: str
+    fstype: str
+    options: frozenset[str]
+
+
+class Cgroup:
+    """One control group (a folder in each hierarchy it spans)."""
+
+    def __init__(self, version: int, paths: Mapping[str, Path], controllers: Iterable[str]) -> None:
+        self.version = version
+        self.paths = dict(paths)  # hierarchy (v1 controller, or "unified") → folder
+        self.controllers = frozenset(controllers)
+
+    def __repr__(self) -> str:
+        return f"Cgroup(v{self.version}, {sorted(str(p) for p in self.paths.values())})"
+
+    @classmethod
+    def create(cls, where: Support, name: str) -> Cgroup:
+        """A new group ``name`` in ``where``'s bases."""
+        if where.version is None:
+            raise CgroupError(f"no control groups here: {where.missing}")
+        group = cls(where.version, {key: base / name for key, base in where.bases}, where.controllers)
+        group._make()
+        return group
+
+    def child(self, name: str, controllers: Iterable[str] | None = None) -> Cgroup:
+        """A new group ``name`` below this one (``controllers``: a subset of this one's)."""
+        chosen = self.controllers if controllers is None else self.controllers & frozenset(controllers)
+        if self.version == 2:
+            paths = {key: path / name for key, path in self.paths.items()}
+        else:
+            paths = {key: path / name for key, path in self.paths.items() if key in chosen}
+        group = Cgroup(self.version, paths, chosen)
+        group._make()
+        return group
+
+    def _make(self) -> None:
+        made: list[Path] = []
+        try:
+            for path in self.paths.values():
+                if self.version == 2:
+                    _enable(path.parent, self.controllers & frozenset(_LIMITS))
+                path.mkdir()
+                made.append(path)
+        except OSError as error:
+            for path in made:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+            if isinstance(error, CgroupError):
+                raise
+            why = f"cannot make the control group {error.filename}: {error.strerror}"
+            raise CgroupError(error.errno, why) from None
+
+    # --- limits and members -------------------------------------------------------------
+
+    def limit(
+        self, *, memory: int | None = None, tasks: int | None = None, cpus: float | None = None
+    ) -> None:
+        """At most ``memory`` bytes (swap included), ``tasks`` processes and threads, ``cpus`` CPUs."""
+        if memory is not None and "memory" in self.controllers:
+            if self.version == 1:
+                _write(self._file("memory", "memory.limit_in_bytes"), str(memory))
+                _write_if(self._file("memory", "memory.memsw.limit_in_bytes"), str(memory))
+            else:
+                _write(self._file("memory", "memory.max"), str(memory))
+                _write_if(self._file("memory", "memory.swap.max"), "0")  # no swap beyond the limit
+        if tasks is not None and "pids" in self.controllers:
+            _write(self._file("pids", "pids.max"), str(tasks))
+        if cpus is not None and "cpu" in self.controllers:
+            quota = max(1000, round(cpus * PERIOD_US))
+            if self.version == 1:
+                _write(self._file("cpu", "cpu.cfs_period_us"), str(PERIOD_US))
+                _write(self._file("cpu", "cpu.cfs_quota_us"), str(quota))
+            else:
+                _write(self._file("cpu", "cpu.max"), f"{quota} {PERIOD_US}")
+
+    @property
+    def procs(self) -> list[Path]:
+        """Each hierarchy's ``cgroup.procs`` (the freezer's last): writing a pid there moves it in."""
+        keys = sorted(self.paths, key=lambda key: key == "freezer")
+        return [self.paths[key] / "cgroup.procs" for key in keys]
+
+    def launcher(self) -> list[str]:
+        """An argument prefix that puts the command after it in this group before it runs (it
+        exits ``JOIN_FAILED``, saying so, when it cannot)."""
+        procs = self.procs
+        return ["/bin/sh", "-c", _JOIN, "join", str(len(procs)), *map(str, procs)]
+
+    def add(self, pid: int) -> None:
+        """Move process ``pid`` (all its threads) into this group."""
+        for procs in self.procs:
+            _write(procs, str(pid))
+
+    def pids(self) -> set[int]:
+        """The processes in this group and every group below it."""
+        found: set[int] = set()
+        for path in self.paths.values():
+            for folder, _, _ in os.walk(path):
+                with contextlib.suppress(OSError):
+                    found.update(int(pid) for pid in Path(folder, "cgroup.procs").read_text().split())
+        return found
+
+    # --- freezing -------------------------------------------------------------------------
+
+    @property
+    def can_freeze(self) -> bool:
+        """Whether this group has a freezer."""
+        return "freezer" in self.controllers
+
+    async def freeze(self, timeout: float) -> bool:
+        """Freeze every process of the group; True once the kernel says it is frozen, False if
+        that took longer than ``timeout`` seconds (it stays freezing: thaw or kill it)."""
+        if not self.can_freeze:
+            raise CgroupError(f"{self!r} has no freezer")
+        if self.version == 1:
+            _write(self._file("freezer", "freezer.state"), "FROZEN")
+        else:
+            _write(self._file("freezer", "cgroup.freeze"), "1")
+        deadline = anyio.current_time() + timeout
+        pause = 0.0005
+        while not self._frozen():
+            if anyio.current_time() >= deadline:
+                return False
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        return True
+
+    def thaw(self) -> None:
+        """Let every process of the group run again."""
+        if self.version == 1:
+            _write(self._file("freezer", "freezer.state"), "THAWED")
+        else:
+            _write(self._file("freezer", "cgroup.freeze"), "0")
+
+    def _frozen_state(self) -> str:
+        return _read(self._file("freezer", "freezer.state")).strip()
+
+    def _frozen(self) -> bool:
+        if self.version == 1:
+            return self._frozen_state() == "FROZEN"
+        return _keyed(self._file("freezer", "cgroup.events")).get("frozen") == 1
+
+    # --- what happened ----------------------------------------------------------------------
+
+    def usage(self) -> Usage:
+        """What the group's processes used and hit so far (its subtree's, where the kernel adds up)."""
+        memory: dict[str, int] = {}
+        pids: dict[str, int] = {}
+        peak = tasks = None
+        shmem = 0
+        if "memory" in self.controllers:
+            stat = _keyed(self._file("memory", "memory.stat"))
+            if self.version == 1:
+                peak = _number(self._file("memory", "memory.max_usage_in_bytes"))
+                memory = _keyed(self._file("memory", "memory.oom_control"))
+                shmem = stat.get("total_shmem", stat.get("shmem", 0))
+            else:
+                peak = _number(self._file("memory", "memory.peak"))
+                memory = _keyed(self._file("memory", "memory.events"))
+                shmem = stat.get("shmem", 0)
+        if "pids" in self.controllers:
+            tasks = _number(self._file("pids", "pids.peak"))
+            pids = _keyed(self._file("pids", "pids.events"))
+        return Usage(peak, memory.get("oom_kill", 0), tasks, pids.get("max", 0), shmem)
+
+    # --- the end ----------------------------------------------------------------------------
+
+    async def kill(self, timeout: float = 10.0) -> None:
+        """SIGKILL every process of the group and below, until none is left (a frozen group
+        stays frozen: empty, and still for whatever joins it)."""
+        if not self.pids():
+            return
+        deadline = anyio.current_time() + timeout
+        kill_file = self.paths.get("unified", Path("/nonexistent")) / "cgroup.kill"
+        frozen = self.version == 1 and self.can_freeze and self._frozen_state() != "THAWED"
+        while self.pids():
+            if kill_file.is_file():
+                _write(kill_file, "1")  # v2 kills the subtree, frozen or forking, at once
+            else:  # v1: stop the forks, kill what is there, let the killed run to their end
+                if self.can_freeze:
+                    _write(self._file("freezer", "freezer.state"), "FROZEN")
+                for pid in self.pids():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                if self.can_freeze:
+                    self.thaw()
+            if anyio.current_time() >= deadline:
+                raise CgroupError(f"processes {sorted(self.pids())[:10]} of {self!r} outlived {timeout:g}s")
+            await anyio.sleep(0.005)
+        if frozen:  # as it was: whatever joins it now stays still
+            _write(self._file("freezer", "freezer.state"), "FROZEN")
+
+    async def settle(self, timeout: float) -> bool:
+        """Wait until no process is left in the group and no shared memory is charged to it (a
+        namespace's shared memory goes some time after its last process); False if either is
+        still there after ``timeout`` seconds."""
+        deadline = anyio.current_time() + timeout
+        while self.pids() or self.usage().shmem:
+            if anyio.current_time() >= deadline:
+                return False
+            await anyio.sleep(0.002)
+        return True
+
+    async def remove(self, timeout: float = 10.0) -> None:
+        """Kill what is left in the group, then remove it and every group below it."""
+        if self.can_freeze:
+            with contextlib.suppress(OSError):
+                self.thaw()
+        await self.kill(timeout)
+        self.rmdir()
+
+    def rmdir(self) -> None:
+        """Remove this group and every group below it (each must hold no process by now)."""
+        for path in self.paths.values():
+            _remove_tree(path)
+
+    def _file(self, controller: str, name: str) -> Path:
+        return self.paths["unified" if self.version == 2 else controller] / name
+
+
+def _enable(parent: Path, controllers: frozenset[str]) -> None:
+    """Give ``parent``'s new children ``controllers`` (v2: its ``cgroup.subtree_control``)."""
+    enabled = set(_read(parent / "cgroup.subtree_control").split())
+    wanted = sorted(controllers - enabled)
+    if wanted:
+        _write(parent / "cgroup.subtree_control", " ".join(f"+{name}" for name in wanted))
+
+
+def _remove_tree(top: Path) -> None:
+    """Remove the group folder ``top`` and those below it, deepest first (each must be empty)."""
+    if not top.is_dir():
+        return
+    for folder, _, _ in sorted(os.walk(top), key=lambda entry: -len(Path(entry[0]).parts)):
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            why = f"cannot remove the control group {folder}: {error.strerror}"
+            raise CgroupError(error.errno, why) from None
+
+
+def sweep(where: Support, prefix: str) -> None:
+    """Remove groups named ``<prefix><pid>-…`` in ``where``'s bases whose process is gone
+    (left by a changeup that was killed); groups with processes still in them stay."""
+    for _, base in where.bases:
+        with contextlib.suppress(OSError):
+            for entry in base.iterdir():
+                owner = entry.name.removeprefix(prefix).split("-", 1)[0]
+                if not entry.name.startswith(prefix) or not owner.isdigit() or _alive(int(owner)):
+                    continue
+                with contextlib.suppress(OSError):
+                    _remove_tree(entry)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as error:
+        raise CgroupError(error.errno, f"cannot read {path}: {error.strerror}") from None
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        with open(path, "w") as handle:  # one write(2): cgroup files take a value a write
+            handle.write(value)
+    except OSError as error:
+        raise CgroupError(error.errno, f"cannot write {value!r} to {path}: {error.strerror}") from None
+
+
+def _write_if(path: Path, value: str) -> None:
+    """Write ``value`` where the kernel has the file (swap accounting is optional)."""
+    if path.exists():
+        _write(path, value)
+
+
+def _number(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _keyed(path: Path) -> dict[str, int]:
+    """A flat keyed file (``key value`` a line), as numbers; empty where it is missing."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    pairs = (line.split() for line in lines)
+    return {pair[0]: int(pair[1]) for pair in pairs if len(pair) == 2 and pair[1].lstrip("-").isdigit()}
+
+
+# --- where groups can be made -----------------------------------------------------------------
+
+
+@functools.cache
+def support() -> Support:
+    """Where this process may make control groups (looked at once, with a group made and removed)."""
+    if os.environ.get("CHANGEUP_CGROUPS", "") == "none":
+        return Support(None, missing="CHANGEUP_CGROUPS=none was set")
+    try:
+        mounts = _mounts()
+        own = _own_groups()
+    except OSError as error:
+        return Support(None, missing=f"cannot read this process's control groups: {error}")
+    unified, why_not_v2 = _unified(mounts, own)
+    if unified is not None:
+        return unified
+    legacy = _legacy(mounts, own)
+    if legacy.version is not None:
+        return legacy
+    return Support(None, missing=f"cgroup v2: {why_not_v2}; cgroup v1: {legacy.missing}")
+
+
+def _unified(mounts: list[_Mount], own: dict[str, str]) -> tuple[Support | None, str]:
+    mount = next((m for m in mounts if m.fstype == "cgroup2"), None)
+    if mount is None:
+        return None, "not mounted"
+    if not set(_read(mount.point / "cgroup.controllers").split()) & set(_LIMITS):
+        return None, f"{mount.point} has no memory, pids or cpu controller (they are in v1 hierarchies)"
+    chosen = os.environ.get("CHANGEUP_CGROUP", "")
+    if chosen:
+        candidates = [Path(chosen)]
+    else:
+        mine = _inside(mount, own.get("", "/"))
+        # The root may hold processes beside groups with controllers; any other group may not.
+        candidates = [mine] if not (mine / "cgroup.type").exists() else []
+        candidates += [mine.parent] if mine != mount.point else []
+    problems = []
+    for base in candidates:
+        try:
+            controllers = frozenset(_read(base / "cgroup.controllers").split()) & frozenset(_LIMITS)
+            if not controllers:
+                raise CgroupError(f"{base} has no memory, pids or cpu controller delegated")
+            _enable(base, controllers)
+            freezer = _probe(base, "cgroup.freeze")
+        except OSError as error:
+            problems.append(str(error))
+            continue
+        return Support(2, (("unified", base),), controllers | ({"freezer"} if freezer else set())), ""
+    return None, "; ".join(problems) or "no group of this process's may be written"
+
+
+def _legacy(mounts: list[_Mount], own: dict[str, str]) -> Support:
+    bases: list[tuple[str, Path]] = []
+    problems = []
+    for controller in CONTROLLERS:
+        mount = next((m for m in mounts if m.fstype == "cgroup" and controller in m.options), None)
+        if mount is None or controller not in own:
+            problems.append(f"{controller}: no hierarchy mounted")
+            continue
+        base = _inside(mount, own[controller])
+        try:
+            _probe(base, "cgroup.procs")
+        except OSError as error:
+            problems.append(f"{controller}: {error}")
+            continue
+        bases.append((controller, base))
+    if not bases:
+        return Support(None, missing="; ".join(problems))
+    return Support(1, tuple(bases), frozenset(key for key, _ in bases), "; ".join(problems))
+
+
+def _probe(base: Path, expect: str) -> bool:
+    """Make and remove a group in ``base`` (raises when that cannot be done); whether it had ``expect``."""
+    probe = base / f"changeup-probe-{os.getpid()}-{secrets.token_hex(3)}"
+    try:
+        probe.mkdir()
+    except OSError as error:
+        raise CgroupError(error.errno, f"cannot make a group in {base}: {error.strerror}") from None
+    try:
+        return (probe / expect).exists()
+    finally:
+        probe.rmdir()
+
+
+def _inside(mount: _Mount, path: str) -> Path:
+    """The folder of group ``path`` (as /proc/self/cgroup says it) under ``mount``."""
+    relative = os.path.relpath(path, mount.root) if mount.root != "/" else path.lstrip("/")
+    return mount.point if relative in ("", ".") else mount.point / relative
+
+
+def _mounts() -> list[_Mount]:
+    """The cgroup file systems mounted here (from /proc/self/mountinfo)."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3 or tail[0] not in ("cgroup", "cgroup2"):
+            continue
+        options = frozenset(tail[2].split(","))
+        found.append(_Mount(Path(_unescape(fields[4])), _unescape(fields[3]), tail[0], options))
+    return found
+
+
+def _own_groups() -> dict[str, str]:
+    """This process's group in each hierarchy: v1 controller → path, and "" → the v2 path."""
+    groups: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        if number == "0" and not controllers:
+            groups[""] = path
+        for controller in controllers.split(","):
+            if controller and "=" not in controller:
+                groups[controller] = path
+    return groups
+
+
+def _unescape(text: str) -> str:
+    """A mountinfo field as it is (a space, tab, newline or backslash is written as an octal escape)."""
+    return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), text)
