@@ -4,12 +4,14 @@ Runs ``normalize-tags`` with the scripted agent through the real CLI, in subproc
 baseline is what a user would otherwise run: ``changeup run challenges/normalize-tags --agent
 scripted``, one session, timed ``--single`` times in the same run (the median stands for one
 session). Then ``changeup run challenges/normalize-tags --agent scripted --trials N
---concurrency N --out RESULTS``: N sessions at once in one changeup process. Every run folder
-is then checked: its log whole (no torn line, its last record written) and replaying to the
-same decisions. Printed: the matrix's wall time beside N x one session's, and changeup's own
-CPU time per session: the changeup process's (``RUSAGE_SELF`` as it exits; the hidden test
-runs, the agents and git, its children, apart). Goal: the matrix's wall time at most
-``GOAL_SHARE`` of N x one session, and changeup's own CPU under ``GOAL_CPU`` s per session.
+--concurrency N --out RESULTS``: N sessions at once, each in a process of its own forked from
+one server (``orchestrator/matrix/session_process.py``). Every run folder is then checked: its
+log whole (no torn line, its last record written) and replaying to the same decisions.
+Printed: the matrix's wall time beside N x one session's, and changeup's own CPU time per
+session: the driver's (``RUSAGE_SELF`` as it exits) and each session process's own (the last
+line of its ``session.log``); the hidden test runs, the agents and git, their children, apart.
+Goal: the matrix's wall time at most ``GOAL_SHARE`` of N x one session, and changeup's own CPU
+under ``GOAL_CPU`` s per session.
 
     python benchmarks/concurrency.py [--sessions N] [--single N]
 """
@@ -76,6 +78,12 @@ def check_run(folder: Path) -> tuple[bool, bool]:
     return whole, result.divergence is None and result.events > 0
 
 
+def session_cpu(folder: Path) -> float:
+    """The CPU seconds a run's session process used itself, as its ``session.log`` ends by saying."""
+    last = (folder / "session.log").read_text().strip().splitlines()[-1]
+    return float(last.rpartition("its own CPU: ")[2].removesuffix(" s"))
+
+
 def measure(root: Path, sessions: int, single: int) -> None:
     """Time one session alone ``single`` times, then ``sessions`` at once; print the table."""
     alone = []
@@ -91,10 +99,12 @@ def measure(root: Path, sessions: int, single: int) -> None:
     wall, cpu = changeup(
         [*matrix, "--concurrency", str(sessions), "--out", str(results), "-q"], root / "many.json"
     )
-    checks = [check_run(folder) for folder in sorted((results / "runs").iterdir())]
+    folders = sorted((results / "runs").iterdir())
+    checks = [check_run(folder) for folder in folders]
     whole, replayed = sum(w for w, _ in checks), sum(r for _, r in checks)
     baseline = sessions * one
-    per_session = cpu["own"] / sessions
+    processes = sum(session_cpu(folder) for folder in folders)
+    per_session = (cpu["own"] + processes) / sessions
     print(
         f"challenge: normalize-tags, scripted agent   sessions: {sessions} at once   "
         f"one alone: median of {single}"
@@ -104,8 +114,9 @@ def measure(root: Path, sessions: int, single: int) -> None:
     print(f"{f'{sessions} x one session':34}{baseline:9.2f}{1:12.0%}")
     print(f"{f'{sessions} sessions at once':34}{wall:9.2f}{wall / baseline:12.0%}")
     print(
-        f"changeup's own CPU: {cpu['own']:.2f} s, {per_session:.3f} s per session "
-        f"(its children: hidden test runs, agents, git: {cpu['children']:.2f} s)"
+        f"changeup's own CPU: {cpu['own'] + processes:.2f} s, {per_session:.3f} s per session "
+        f"(the driver {cpu['own']:.2f} s, the session processes {processes:.2f} s; their children: "
+        f"hidden test runs, agents, git, the fork server's imports: {cpu['children'] - processes:.2f} s)"
     )
     print(f"run folders: {len(checks)} of {sessions}; logs whole: {whole}; replay agrees: {replayed}")
     print(f"load average (1, 5, 15 min): {', '.join(f'{v:.2f}' for v in os.getloadavg())}")

@@ -18,9 +18,9 @@ seam              real                                       what it does
 
 A matrix (:mod:`orchestrator.matrix`) reaches its sessions through one more seam,
 ``SessionRunner``: it runs one attempt of a cell, a whole session, and hands back its run
-folder. :class:`~orchestrator.matrix.local.LocalBackend` runs them in this process;
-:class:`~orchestrator.matrix.ray_backend.RayBackend` runs each on a worker of a Ray cluster and
-brings the folder back (a session lost with its worker is ``SessionLost``,
+folder. :class:`~orchestrator.matrix.local.LocalBackend` runs each in a child process on this
+machine; :class:`~orchestrator.matrix.ray_backend.RayBackend` runs each on a worker of a Ray
+cluster and brings the folder back (what a runner raises when a session does not end well,
 ``orchestrator/matrix/backends.py``). Its fake, in ``tests/fakes.py`` too, writes the run folder
 a session would.
 
@@ -122,5 +122,5 @@ class SessionRunner(Protocol):
         """Run the session ``order`` describes, to its end, in the run folder ``order.folder``;
         return that folder, which holds the session's ``report.json`` (docs/report.md).
 
-        Raises only when the session could not be run at all; the driver records that attempt
-        as crashed and goes on."""
+        Raises when the session did not end well, as ``orchestrator/matrix/backends.py`` says
+        (crashed, timed out, lost, or could not be run); the driver records that attempt and goes on."""

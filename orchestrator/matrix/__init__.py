@@ -2,7 +2,8 @@
 
 ``spec`` reads the matrix (a file or the command line), ``manifest`` freezes it, ``attempts``
 keeps every attempt and says what a resumed matrix still needs, ``driver`` runs it through a
-session runner (``local``: in this process), ``outcomes`` and ``comparison`` turn the run
+session runner (``local``: on this machine, each session in a process of its own,
+``session_process``), ``outcomes`` and ``comparison`` turn the run
 folders into ``compare.json``, with ``statistics`` for the uncertainty, ``decision`` for the
 verdict of the declared rule, and ``review`` for a person's confirmations. docs/compare.md
 documents all of it.

@@ -5,13 +5,20 @@ kinds. ``started`` is written, and on disk, before an attempt's session begins: 
 id, its cell, its number within the cell, its run folder, its agent spec, why it runs
 (``first``; ``interrupted``: the attempt before it never ended; ``invalid``: a retry of an
 invalid one) and which attempt it follows (``retry_of``). ``finished`` is written once the
-session's report is in: its status (``completed``, ``invalid``, ``crashed`` or
+session's report is in: its status (``completed``, ``invalid``, ``crashed``, ``timed out`` or
 ``interrupted``), whether it was a full success, and a detail.
+
+A ``crashed`` or ``timed out`` attempt is a trial that failed: changeup crashed, or the session
+was still running at its wall-time limit, after its agent came into play. That is a bug to fix
+(``crashed``) or a session that would not end (``timed out``), and until fixed it counts against
+the trial: it is never retried (a retry would give an agent that crashes the harness whenever
+it is failing another draw) and never left out of a rate. ``invalid`` (the environment failed,
+nothing is said of the agent) is kept apart, and retried as ``retry_invalid`` says.
 
 On resume, an attempt that started and never finished was interrupted: that is recorded
 (a ``finished`` record with status ``interrupted``), and its cell runs again. A cell is done
-when its last attempt completed, or was invalid or crashed with its retries
-(``retry_invalid``) used up. Nothing is erased: every attempt and its run folder stay.
+when its last attempt completed, crashed or timed out, or was invalid with its retries used
+up. Nothing is erased: every attempt and its run folder stay.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from orchestrator.matrix.journal import Journal, JournalError
 
 __all__ = [
     "ATTEMPTS",
+    "COUNTED",
+    "FAILED",
+    "NOT_VALID",
     "Attempt",
     "AttemptsLog",
     "Next",
@@ -35,10 +45,14 @@ __all__ = [
 ]
 
 ATTEMPTS = "attempts.jsonl"
-Status = Literal["completed", "invalid", "crashed", "interrupted"]
+Status = Literal["completed", "invalid", "crashed", "timed out", "interrupted"]
 Reason = Literal["first", "interrupted", "invalid"]
 #: An attempt whose run says nothing of the agent: kept apart, never scored, retried on request.
-NOT_VALID = ("invalid", "crashed")
+NOT_VALID = ("invalid",)
+#: An attempt the harness did not see to its end after the agent came into play: a failed trial.
+FAILED = ("crashed", "timed out")
+#: The statuses of a trial that counts: in every rate's denominator.
+COUNTED = ("completed", *FAILED)
 _STOPPED = "no outcome was recorded: the changeup process running it stopped before it ended"
 
 
@@ -200,9 +214,9 @@ def next_attempt(history: list[Attempt], cell: Cell, retry_invalid: int) -> Next
 
 
 def counted(history: list[Attempt]) -> Attempt | None:
-    """The attempt that stands for a cell: its last completed one, else its last invalid or
-    crashed one (a trial kept apart as invalid); None when none has an outcome yet."""
-    for wanted in (("completed",), NOT_VALID):
+    """The attempt that stands for a cell: its last one that completed, crashed or timed out,
+    else its last invalid one (a trial kept apart as invalid); None when none has an outcome yet."""
+    for wanted in (COUNTED, NOT_VALID):
         found = [a for a in history if a.status in wanted]
         if found:
             return found[-1]

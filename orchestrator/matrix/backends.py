@@ -2,15 +2,23 @@
 
 ``changeup run`` takes the backend from ``--backend`` and ``--address``, or from the matrix
 file's ``backend:`` (docs/scale.md); giving it both ways is refused. ``local`` runs the sessions
-in this process (``local.py``); ``ray`` runs each on a worker of a Ray cluster
+on this machine (``local.py``); ``ray`` runs each on a worker of a Ray cluster
 (``ray_backend.py``, which alone imports Ray, and only when it is asked for: changeup needs no
 Ray otherwise).
 
-Both are session runners (:class:`~orchestrator.seams.SessionRunner`). Beside the seam's rule
-(a runner raises only when the session could not be run at all, and the driver records it as
-crashed), a runner raises :class:`SessionLost` when the session's worker or node died under it:
-nothing of the agent's doing, so the driver records the attempt as interrupted and runs the
-cell again.
+Both are session runners (:class:`~orchestrator.seams.SessionRunner`), and both run each session
+in a process of its own (``session_process.py``). What a runner raises says what the driver
+records:
+
+- :class:`SessionCrashed`: the session's process died after its agent came into play: changeup
+  failed on what the session met, a bug that counts against the trial (``crashed``, as when the
+  run's own report says it crashed);
+- :class:`SessionTimedOut`: it was still running at its wall-time limit and was killed with its
+  whole process tree, after its agent came into play (``timed out``, counted as ``crashed`` is);
+- :class:`SessionLost`: the session's worker or node died under it: nothing of the agent's
+  doing, so the attempt is interrupted and the cell runs again;
+- anything else (:class:`SessionFailed` among them): the session could not be run, or ended
+  before its agent came into play: an environment failure, the attempt ``invalid``.
 """
 
 from __future__ import annotations
@@ -19,11 +27,31 @@ from dataclasses import dataclass
 
 from orchestrator.matrix.spec import BackendModel, Matrix
 
-__all__ = ["BackendChoice", "BackendError", "SessionLost", "choose_backend"]
+__all__ = [
+    "BackendChoice",
+    "BackendError",
+    "SessionCrashed",
+    "SessionFailed",
+    "SessionLost",
+    "SessionTimedOut",
+    "choose_backend",
+]
 
 
 class SessionLost(Exception):
     """The session's worker (or its node) died before the session ended; the message says which."""
+
+
+class SessionCrashed(Exception):
+    """The session's process died after its agent came into play; the message says how."""
+
+
+class SessionTimedOut(Exception):
+    """A session ran past its wall-time limit and was killed, with its whole process tree."""
+
+
+class SessionFailed(RuntimeError):
+    """The session could not be run, or ended before its agent came into play; the message says why."""
 
 
 class BackendError(ValueError):

@@ -4,18 +4,20 @@ A cell is one challenge x agent x mode x trial: one session's worth of evidence.
 is one session run for a cell; a cell has more than one attempt only when one was
 interrupted or invalid (``attempts.py``). A :class:`SessionOrder` is everything a session
 runner (:class:`~orchestrator.seams.SessionRunner`) needs to run one attempt, wherever it
-runs: plain data, so a remote backend can ship it.
+runs: plain data, so it travels as JSON to the session's own process (``session_process.py``)
+and to a remote backend's worker.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Cell", "SessionOrder", "cells_of", "run_name"]
+__all__ = ["Cell", "SessionOrder", "cells_of", "order_from_json", "order_to_json", "run_name"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -82,3 +84,24 @@ class SessionOrder:
     def folder(self) -> Path:
         """The run folder this order makes."""
         return self.out / self.name
+
+
+def order_to_json(order: SessionOrder) -> str:
+    """``order`` as JSON (paths as text)."""
+    data = asdict(order)
+    data["challenge"], data["out"], data["shares"] = str(order.challenge), str(order.out), list(order.shares)
+    return json.dumps(data)
+
+
+def order_from_json(text: str) -> SessionOrder:
+    """The order :func:`order_to_json` wrote."""
+    data: dict[str, Any] = json.loads(text)
+    return SessionOrder(
+        **{
+            **data,
+            "cell": Cell.of(data["cell"]),
+            "challenge": Path(data["challenge"]),
+            "out": Path(data["out"]),
+            "shares": tuple(data["shares"]),
+        }
+    )

@@ -2,8 +2,12 @@
 
 Built from what RESULTS holds and nothing else, so ``changeup compare`` can run at any time,
 during a matrix run too (an attempt still running counts as not run). The schema
-(``compare_version`` 1; keys are added within a version, never removed or changed) is
-documented in docs/compare.md. Two comparisons of the same
+(``compare_version`` 2; keys are added within a version, never removed or changed) is
+documented in docs/compare.md. A trial that crashed or timed out counts, as a failure, in every
+rate (``attempts.py``); an invalid one is kept apart. Each agent's invalid and crashed rates are
+set side by side, and a difference between agents is a warning: an agent that crashed the
+harness, or made its runs invalid, whenever it was failing would otherwise look better than it
+is. Two comparisons of the same
 outcomes are equal except for timings (keys ending ``_seconds``, ``frozen_at``, ``at``) and
 provenance (``provenance``, and each row's ``attempt`` and ``run``): a resumed matrix gives
 the comparison an uninterrupted one gives.
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.challenge.model import PATTERNS
-from orchestrator.matrix.attempts import NOT_VALID, AttemptsLog, counted
+from orchestrator.matrix.attempts import COUNTED, FAILED, NOT_VALID, AttemptsLog, counted
 from orchestrator.matrix.cells import cells_of
 from orchestrator.matrix.decision import evaluate
 from orchestrator.matrix.manifest import current_decision, read_manifest
@@ -28,7 +32,7 @@ from orchestrator.matrix.statistics import FEW_CHALLENGES, difference, pass_all_
 
 __all__ = ["COMPARE_VERSION", "ComparisonError", "build_comparison"]
 
-COMPARE_VERSION = 1
+COMPARE_VERSION = 2
 
 
 def build_comparison(results: Path) -> dict[str, Any]:
@@ -54,6 +58,7 @@ def build_comparison(results: Path) -> dict[str, Any]:
         )
     rule = current_decision(manifest)
     attempts = sorted(log.attempts.values(), key=lambda a: a.id)
+    agent_rows = [_agent(a, m, trials, challenges) for m in modes for a in agents]
     return {
         "compare_version": COMPARE_VERSION,
         "matrix": _matrix(manifest),
@@ -64,7 +69,8 @@ def build_comparison(results: Path) -> dict[str, Any]:
             for m in modes
             for a in agents
         ],
-        "agents": [_agent(a, m, trials, challenges) for m in modes for a in agents],
+        "agents": agent_rows,
+        "warnings": _warnings(agent_rows),
         "differences": [
             _difference(a, b, m, trials, challenges) for m in modes for a, b in combinations(agents, 2)
         ],
@@ -123,7 +129,7 @@ def _reported(valid: list[dict[str, Any]], key: str) -> dict[str, Any]:
 def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One challenge x agent x mode, over its trials."""
     first = rows[0]
-    valid = [t for t in rows if t["status"] == "completed"]
+    valid = [t for t in rows if t["status"] in COUNTED]
     n, c = len(valid), sum(bool(t["full_success"]) for t in valid)
     reviews = [{c2["review"] for c2 in t["critical"]} for t in valid if t["critical"]]
     humans = [t["human_turns"] for t in valid]
@@ -133,6 +139,7 @@ def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "mode": first["mode"],
         "trials": len(rows),
         "valid": n,
+        "crashed": sum(t["status"] in FAILED for t in rows),
         "invalid": sum(t["status"] in NOT_VALID for t in rows),
         "not_run": sum(t["status"] == "not run" for t in rows),
         "full_successes": c,
@@ -161,26 +168,62 @@ def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _clusters(
     trials: list[dict[str, Any]], agent: str, mode: str, challenges: list[str], key: str
 ) -> list[tuple[int, int]]:
-    """(trials where ``key`` holds, valid trials) of ``agent`` per challenge."""
+    """(trials where ``key`` holds, valid trials) of ``agent`` per challenge; a valid trial completed,
+    crashed or timed out."""
     out = []
     for challenge in challenges:
         valid = [
             t
             for t in trials
-            if (t["challenge"], t["agent"], t["mode"]) == (challenge, agent, mode)
-            and t["status"] == "completed"
+            if (t["challenge"], t["agent"], t["mode"]) == (challenge, agent, mode) and t["status"] in COUNTED
         ]
         out.append((sum(bool(t[key]) for t in valid), len(valid)))
     return out
 
 
 def _agent(agent: str, mode: str, trials: list[dict[str, Any]], challenges: list[str]) -> dict[str, Any]:
+    ran = [t for t in trials if (t["agent"], t["mode"]) == (agent, mode) and t["status"] != "not run"]
     return {
         "agent": agent,
         "mode": mode,
         "full_success": rate(_clusters(trials, agent, mode, challenges, "full_success")).row(),
         "changed_pass": rate(_clusters(trials, agent, mode, challenges, "changed_pass")).row(),
+        "invalid": _share(sum(t["status"] in NOT_VALID for t in ran), len(ran)),
+        "crashed": _share(sum(t["status"] in FAILED for t in ran), len(ran)),
     }
+
+
+def _share(trials: int, of: int) -> dict[str, Any]:
+    """``trials`` of the ``of`` trials that ran, and their rate (null when none ran)."""
+    return {"trials": trials, "of": of, "rate": round(trials / of, 4) if of else None}
+
+
+def _warnings(agents: list[dict[str, Any]]) -> list[str]:
+    """Where agents' invalid or crashed rates differ, in one mode: each a differential that could
+    hide failures, named with every agent's rate."""
+    said = {
+        "invalid": "invalid runs are counted in no rate: more of them for one agent can hide its failures",
+        "crashed": "each counts as a failed trial, but a crash is changeup's bug: an agent may be causing "
+        "it, and more of them for one agent can mean its input crashes the harness; read those runs",
+    }
+    warnings = []
+    for mode in dict.fromkeys(a["mode"] for a in agents):
+        rows = [a for a in agents if a["mode"] == mode]
+        for key, why in said.items():
+            rates = {a[key]["rate"] for a in rows if a[key]["of"]}
+            if len(rates) > 1:
+                named = ", ".join(
+                    f"{a['agent']} {_percent(a[key]['rate'])} ({a[key]['trials']}/{a[key]['of']})"
+                    for a in rows
+                    if a[key]["of"]
+                )
+                label = "crashed (or timed-out)" if key == "crashed" else key
+                warnings.append(f"{label} rates differ between agents ({mode}): {named}; {why}")
+    return warnings
+
+
+def _percent(value: float) -> str:
+    return f"{value:.0%}"
 
 
 def _difference(
@@ -201,7 +244,7 @@ def _side(trials: list[dict[str, Any]], challenge: str, agent: str, mode: str) -
     valid = [
         t
         for t in trials
-        if (t["challenge"], t["agent"], t["mode"]) == (challenge, agent, mode) and t["status"] == "completed"
+        if (t["challenge"], t["agent"], t["mode"]) == (challenge, agent, mode) and t["status"] in COUNTED
     ]
     return {
         "valid": len(valid),
@@ -313,6 +356,12 @@ def _not_covered(manifest: dict[str, Any], trials: list[dict[str, Any]]) -> list
     invalid = sum(t["status"] in NOT_VALID for t in trials)
     if invalid:
         notes.append(f"{invalid} trial(s) invalid: kept apart, counted in no rate")
+    crashed = sum(t["status"] in FAILED for t in trials)
+    if crashed:
+        notes.append(
+            f"{crashed} trial(s) crashed or timed out: each counted as a failed trial, its scores unknown "
+            "(a crash is a bug of changeup: its run's events.jsonl and session.log say where)"
+        )
     pending = _review_counts(trials)["pending"]
     if pending:
         notes.append(f"{pending} flagged criterion/criteria await review (`changeup review`)")

@@ -3,6 +3,8 @@
 A decision asks whether ``candidate`` should replace ``baseline``. Each rule reads the trial
 rows (``outcomes.py``) and ``passes``, ``blocks`` or is ``undecided``:
 
+A trial that crashed or timed out counts, as a failed trial, wherever a valid trial does.
+
 ``critical_failure_blocks``
     blocks when any counted trial of the candidate has a critical failure that is confirmed or
     still pending review (a flag blocks until a person dismisses it: the rule fails closed, as
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from orchestrator.matrix.attempts import COUNTED
 from orchestrator.matrix.spec import CriticalFailureBlocks, DecisionModel, FullSuccessNotLower
 from orchestrator.matrix.statistics import difference
 
@@ -77,7 +80,7 @@ def _summary(verdict: str, provisional: bool, blocking: list[dict[str, Any]]) ->
 
 def _critical(model: DecisionModel, trials: Sequence[dict[str, Any]]) -> dict[str, Any]:
     mine = [t for t in trials if t["agent"] == model.candidate]
-    valid = [t for t in mine if t["status"] == "completed"]
+    valid = [t for t in mine if t["status"] in COUNTED]
     deciding = []
     for trial in valid:
         standing = [c for c in trial["critical"] if c["review"] in ("confirmed", "pending")]
@@ -126,7 +129,7 @@ def _not_lower(
             valid = [
                 t
                 for t in trials
-                if t["challenge"] == challenge and t["agent"] == agent and t["status"] == "completed"
+                if t["challenge"] == challenge and t["agent"] == agent and t["status"] in COUNTED
             ]
             counts[agent] = (sum(bool(t["full_success"]) for t in valid), len(valid))
         pairs.append((counts[model.baseline], counts[model.candidate]))

@@ -24,7 +24,7 @@ import anyio
 
 from orchestrator.agents import AgentUnavailable, parse_agent
 from orchestrator.matrix.attempts import Attempt, AttemptsLog, Next, Status, next_attempt
-from orchestrator.matrix.backends import SessionLost
+from orchestrator.matrix.backends import SessionCrashed, SessionLost, SessionTimedOut
 from orchestrator.matrix.cells import Cell, SessionOrder, cells_of, run_name
 from orchestrator.matrix.manifest import (
     build_matrix_manifest,
@@ -288,10 +288,14 @@ async def _attempt(
         return results.log.finish(
             attempt, "interrupted", full_success=None, detail=f"session lost: {error}", seconds=seconds
         )
-    except Exception as error:  # the session could not run at all: this attempt crashed, the rest go on
+    except (SessionCrashed, SessionTimedOut) as error:  # after its agent started: counted against it
+        seconds = anyio.current_time() - started
+        status: Status = "crashed" if isinstance(error, SessionCrashed) else "timed out"
+        return results.log.finish(attempt, status, full_success=None, detail=str(error), seconds=seconds)
+    except Exception as error:  # the session could not run (nothing of the agent's): invalid, the rest go on
         seconds = anyio.current_time() - started
         return results.log.finish(
-            attempt, "crashed", full_success=None, detail=f"{type(error).__name__}: {error}", seconds=seconds
+            attempt, "invalid", full_success=None, detail=f"{type(error).__name__}: {error}", seconds=seconds
         )
     status, full_success, detail = outcome(folder)
     seconds = anyio.current_time() - started

@@ -1,53 +1,47 @@
-"""The local backend: a matrix's sessions run in this process, on anyio, ``capacity`` at a time.
+"""The local backend: a matrix's sessions run on this machine, ``capacity`` at a time, each in a
+process of its own.
 
-Each attempt is one :func:`~orchestrator.session.runs.run_challenge`, as ``changeup run``
-makes it, in its own run folder under ``RESULTS/runs/``. Sessions share nothing mutable:
-each has its own folder, workspace, snapshots and scratch space; the grading environments
-they share are built once and never changed under a running session (``grading/venvs.py``).
-The driver (``driver.py``) hands this backend at most ``capacity`` orders at once.
+Each attempt is one :func:`~orchestrator.session.runs.run_challenge`, as ``changeup run`` makes
+it, in its own run folder under ``RESULTS/runs/``, run by a process of its own
+(``session_process.py``: a fork of a server that has done changeup's imports, started with the
+backend so that they are done while the matrix is made ready). This process waits for it,
+asynchronously, at most its wall-time limit (``backend.session_timeout``, else the challenge's
+session limit and ten minutes). So a session that hangs (its event loop blocked) or dies takes
+no other session, nor the driver, with it: the driver goes on, and the attempt is recorded for
+what happened (``backends.py``). Sessions share nothing mutable: each has its own folder,
+workspace, snapshots and scratch space; the grading environments they share are built once and
+never changed under a running session (``grading/venvs.py``). The driver (``driver.py``) hands
+this backend at most ``capacity`` orders at once; :meth:`LocalBackend.close` ends the fork
+server once the matrix is done.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.agents import parse_agent
-from orchestrator.challenge.loader import load_challenge
-from orchestrator.grading.agent_sandbox import Share
 from orchestrator.matrix.cells import SessionOrder
-from orchestrator.scoring.judge import parse_judge
-from orchestrator.session.runs import run_challenge
+from orchestrator.matrix.session_process import run_session_process, start_sessions, wall_limit
+from orchestrator.matrix.spec import Matrix
+from orchestrator.system.forkserver import ForkServer
 
-__all__ = ["LocalBackend", "parse_share"]
-
-
-def parse_share(spec: str) -> Share:
-    """An ``--agent-share`` value, ``PATH``, ``PATH:ro`` or ``PATH:rw``, as a :class:`Share`."""
-    path, _, mode = spec.rpartition(":") if spec.endswith((":rw", ":ro")) else (spec, "", "ro")
-    return Share(Path(path).expanduser().absolute(), writable=mode == "rw")
+__all__ = ["LocalBackend"]
 
 
 class LocalBackend:
-    """Runs each order as a session in this process."""
+    """Runs each order of ``matrix`` as a session in a child process, ``capacity`` at a time."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, matrix: Matrix, *, session_timeout: float | None = None) -> None:
         if capacity < 1:
             raise ValueError("a backend runs at least one session at a time")
         self.capacity = capacity
+        self._limits = {c.id: wall_limit(c.model.limits, session_timeout) for c in matrix.challenges}
+        self._server: ForkServer = start_sessions()
 
     async def run(self, order: SessionOrder) -> Path:
-        """Run the attempt ``order`` describes; returns its run folder."""
-        challenge = load_challenge(order.challenge)
-        agent = parse_agent(order.agent, order.options)
-        folder, _, _ = await run_challenge(
-            challenge,
-            agent,
-            order.out,
-            judge=parse_judge(order.judge),
-            debounce=order.debounce,
-            shares=[parse_share(spec) for spec in order.shares],
-            network=order.network,
-            name=order.name,
-            start=order.start,
-        )
-        return folder.path
+        """Run the attempt ``order`` describes; returns its run folder, or raises as ``backends.py`` says."""
+        end = await run_session_process(order, limit=self._limits[order.cell.challenge], server=self._server)
+        return end.settled()
+
+    def close(self) -> None:
+        """End the fork server of its sessions (and any session still running: none, once drive ended)."""
+        self._server.close()

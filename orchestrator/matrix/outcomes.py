@@ -1,8 +1,9 @@
 """What one attempt shows, read from its run's ``report.json`` and its reviews: a trial row.
 
 Every figure of the comparison comes from these rows (``comparison.py``). A row is made for
-the attempt that stands for its cell (``attempts.counted``); an invalid or crashed one, or
-a cell not run yet, gives a row with no scores, never a zero.
+the attempt that stands for its cell (``attempts.counted``). A crashed or timed-out one is a
+trial that failed: no full success, its changed requirement not passed, nothing else known. An
+invalid one, or a cell not run yet, gives a row with no scores, never a zero.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestrator.matrix.attempts import Attempt
+from orchestrator.matrix.attempts import FAILED, Attempt
 from orchestrator.matrix.cells import Cell
 from orchestrator.matrix.review import Reviews, item_id, items_of
 
@@ -39,6 +40,8 @@ def trial_row(
         "agent_spec": attempt.agent,
         "invalid_attempts": invalid_attempts,
     }
+    if attempt.status in FAILED:
+        return {**row, **_failed(attempt)}
     if attempt.status != "completed":
         return {**row, "detail": attempt.detail}
     path = results / attempt.run / "report.json"
@@ -81,6 +84,31 @@ def trial_row(
         "tokens": _tokens(usage),
         "human_turns": _human_turns(attempt.agent, report),
         "reviews": _review_states(attempt.run, report, reviews),
+    }
+
+
+def _failed(attempt: Attempt) -> dict[str, Any]:
+    """The figures of a trial that crashed or timed out: a failure, and nothing else said of it."""
+    return {
+        "detail": attempt.detail,
+        "grading_status": None,
+        "full_success": False,
+        "full_success_reported": False,
+        "changed": None,
+        "preserved": None,
+        "changed_pass": False,
+        "regression": None,
+        "critical": [],
+        "tampered": False,
+        "start_at": None,
+        "scope_findings": [],
+        "effect_findings": [],
+        "success_after": None,
+        "elapsed_seconds": None,
+        "cost_usd": None,
+        "tokens": None,
+        "human_turns": None if attempt.agent in ("human", "inbox") else 0,
+        "reviews": {"confirmed": 0, "dismissed": 0, "pending": 0},
     }
 
 

@@ -2,7 +2,8 @@
 
 The driver keeps one :class:`Tally` up to date as attempts start and end; the progress
 display (``present/matrix_progress.py``) draws it. Pass rates are the runs' own full
-successes, before any review.
+successes, before any review, over the trials that count: a crashed or timed-out trial is a
+failure among them (``attempts.py``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+
+from orchestrator.matrix.attempts import COUNTED, FAILED, NOT_VALID
 
 __all__ = ["AgentTally", "Tally"]
 
@@ -19,6 +22,7 @@ class AgentTally:
     """One agent's finished trials so far."""
 
     successes: int = 0
+    #: Trials that count: completed, crashed or timed out.
     valid: int = 0
 
 
@@ -32,9 +36,11 @@ class Tally:
     done_before: int = 0
     done: int = 0
     running: int = 0
-    #: Completed trials that were not a full success.
+    #: Trials that count and were not a full success (crashed and timed-out ones among them).
     failed: int = 0
-    #: Attempts whose run was invalid or crashed (retried or not).
+    #: Of those, trials that crashed or timed out.
+    crashed: int = 0
+    #: Attempts whose run was invalid (retried or not).
     invalid: int = 0
     agents: dict[str, AgentTally] = field(default_factory=dict)
     #: Seconds each attempt finished in this run took.
@@ -61,11 +67,12 @@ class Tally:
         self.running -= 1
         self.durations.append(seconds)
         tally = self.agents.setdefault(agent, AgentTally())
-        if status == "completed":
+        if status in COUNTED:
             tally.valid += 1
             tally.successes += bool(full_success)
             self.failed += not full_success
-        elif status in ("invalid", "crashed"):
+            self.crashed += status in FAILED
+        elif status in NOT_VALID:
             self.invalid += 1
         if cell_done:
             self.done += 1

@@ -8,17 +8,21 @@ RESULTS is; no filesystem is shared. One attempt goes like this:
    a node that has the session's CPUs (``backend.cpus``) and the agent's custom resources
    (its ``resources:``); until one is free, the attempt waits for it;
 2. it says where it is; a node whose changeup is another version is refused (the attempt crashes);
-3. the order, the challenge's parcel (packed once per challenge, ``parcel.py``) and the values
-   of the agent's ``send_env`` variables are sent to it; it runs the session and answers
-   with the run folder's parcel, unpacked here as ``RESULTS/runs/NAME``, with ``worker.json``
-   (the node, host and process that ran it) in place of the remote ``pid``;
+3. the order, the challenge's parcel (packed once per challenge, ``parcel.py``), the values
+   of the agent's ``send_env`` variables and the session's wall-time limit are sent to it; it
+   runs the session in a process of its own (``session_process.py``), kills it with its tree
+   at the limit, and answers with how it ended and the run folder's parcel, unpacked here as
+   ``RESULTS/runs/NAME``, with ``worker.json`` (the node, host and process that ran it) in
+   place of the remote ``pid``;
 4. the actor is killed.
 
-If the worker or its node dies first, the attempt is lost (:class:`SessionLost`: the driver
-records it interrupted and runs the cell again). A session still running ``session_timeout``
-after it started (by default its challenge's session limit and ten minutes) is cancelled by
-force: the actor's process is killed, and the reaper its session runs under takes every
-process of it along (``worker.py``); the attempt is crashed, retried as an invalid run is.
+The session's wall-time limit is ``session_timeout``, by default its challenge's session
+limit and ten minutes; the host kills the session process at that limit (the attempt is
+``timed out``, as locally). If the worker or its node dies first, the attempt is lost
+(:class:`SessionLost`: the driver records it interrupted and runs the cell again). A host that
+has not answered :data:`SHIPPING` after the limit is cancelled by force: the actor's process is
+killed, and the reaper its session runs under takes every process of it along (``worker.py``);
+the attempt is ``timed out``, with no run folder.
 """
 
 from __future__ import annotations
@@ -34,25 +38,21 @@ from typing import Any
 import anyio
 
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
-from orchestrator.matrix.backends import BackendError, SessionLost
+from orchestrator.matrix.backends import BackendError, SessionLost, SessionTimedOut
 from orchestrator.matrix.cells import SessionOrder
 from orchestrator.matrix.parcel import pack, unpack
+from orchestrator.matrix.session_process import SessionEnd, wall_limit
 from orchestrator.matrix.spec import AgentPlan, Matrix
 from orchestrator.matrix.worker import SessionHost
 
-__all__ = ["MARGIN", "WORKER", "RayBackend", "SessionTimedOut"]
+__all__ = ["SHIPPING", "WORKER", "RayBackend"]
 
 #: The file of a run folder that says where it ran.
 WORKER = "worker.json"
-#: Beyond a challenge's session limit, how long a session may take by default: grading, scoring,
-#: shipping, and the start of its worker.
-MARGIN = 600.0
+#: Beyond a session's wall-time limit, how long its host may take to kill it and pack its run folder.
+SHIPPING = 300.0
 #: How long the checks before the first session may wait for a node.
 _PREFLIGHT = 300.0
-
-
-class SessionTimedOut(RuntimeError):
-    """A session ran past its timeout and was cancelled by force, with its whole process tree."""
 
 
 def _import_ray() -> ModuleType:
@@ -153,7 +153,7 @@ class RayBackend:
         """Run ``order``'s session on a worker; returns its run folder, brought back into ``order.out``."""
         plan = self._matrix.agent(order.cell.agent)
         challenge = next(c for c in self._matrix.challenges if c.id == order.cell.challenge)
-        timeout = self._timeout if self._timeout is not None else challenge.model.limits.session + MARGIN
+        limit = wall_limit(challenge.model.limits, self._timeout)
         host = self._host.options(
             num_cpus=self._cpus, resources=plan.resources or None, max_restarts=0, max_task_retries=0
         ).remote()
@@ -166,14 +166,15 @@ class RayBackend:
                     f"{self._version}: install the same version on every node"
                 )
             env = {name: os.environ[name] for name in plan.send_env}
-            parcel = await self._answer(host.run.remote(order, self._parcel(challenge), env), where, timeout)
+            call = host.run.remote(order, self._parcel(challenge), env, limit)
+            answer = await self._answer(call, where, limit + SHIPPING)
         finally:
             self._ray.kill(host, no_restart=True)
-        folder = unpack(parcel, order.folder)
+        folder = unpack(answer["parcel"], order.folder)
         (folder / "pid").unlink(missing_ok=True)  # a process of another machine: it says nothing here
         ran = {**where, "resources": plan.resources, "cpus": self._cpus}
         (folder / WORKER).write_text(json.dumps(ran, indent=2) + "\n")
-        return folder
+        return SessionEnd(answer["status"], folder, answer["detail"]).settled()
 
     async def _answer(self, ref: Any, where: dict[str, Any], timeout: float | None) -> Any:
         """What the actor answers to the call ``ref``; a lost worker and the timeout raised as such."""

@@ -112,13 +112,13 @@ class DecisionModel(_Strict):
 
 
 class BackendModel(_Strict):
-    """Where the sessions run: in this process, or on a Ray cluster (docs/scale.md)."""
+    """Where the sessions run: on this machine (a process each), or on a Ray cluster (docs/scale.md)."""
 
-    kind: Literal["local", "ray"] = Field(description="local: in this process; ray: on a Ray cluster.")
+    kind: Literal["local", "ray"] = Field(description="local: on this machine; ray: on a Ray cluster.")
     address: str | None = Field(None, description="ray: the cluster's head, HOST:PORT (or auto).")
     session_timeout: Seconds | None = Field(
         None,
-        description="ray: a session running longer is cancelled by force (default: its limit + 10min).",
+        description="A session running longer is killed with its process tree (default: its limit + 10min).",
     )
     cpus: float = Field(1.0, gt=0, description="ray: the CPUs each session reserves on its node.")
 
@@ -394,7 +394,5 @@ def _check_settings(model: MatrixModel, report: typing.Callable[[Path_, str], No
     backend = model.backend
     if backend is not None and backend.kind == "ray" and not backend.address:
         report(("backend",), "kind: ray needs an address: the head node's HOST:PORT (or auto)")
-    if backend is not None and backend.kind == "local":
-        for key in ("address", "session_timeout"):
-            if getattr(backend, key) is not None:
-                report(("backend", key), f"{key} is for kind: ray; a local backend runs here")
+    if backend is not None and backend.kind == "local" and backend.address is not None:
+        report(("backend", "address"), "address is for kind: ray; a local backend runs here")

@@ -2,13 +2,14 @@
 
 :class:`SessionHost` is what a remote backend places on a node, one per session (the Ray
 backend makes it an actor, ``ray_backend.py``). Its :meth:`~SessionHost.run` takes an order,
-the challenge's parcel (``parcel.py``) and the environment variables the matrix sends with the
-agent, and answers with the run folder's parcel. Nothing of the driver's filesystem is
-assumed: the challenge is unpacked into a work folder of its own under :func:`work_root`, and
-the session writes its run folder there.
+the challenge's parcel (``parcel.py``), the environment variables the matrix sends with the
+agent and the session's wall-time limit, and answers with how the session ended and its run
+folder's parcel. Nothing of the driver's filesystem is assumed: the challenge is unpacked into
+a work folder of its own under :func:`work_root`, and the session writes its run folder there.
 
-The session runs in a child process, ``python -m orchestrator.matrix.worker ORDER.json``, under
-changeup's reaper (``grading/reaper.py``), and nothing of it outlives the host's process:
+The session runs in a child process, as every session does (``session_process.py``): under
+changeup's reaper (``grading/reaper.py``), killed with its whole tree at its limit, and nothing
+of it outlives the host's process:
 
 - killed outright (``SIGKILL``, the OOM killer), the host's death signals the reaper (its
   parent-death signal), which kills every process below it, ``setsid`` or not;
@@ -25,16 +26,12 @@ every work folder whose owner is gone.
 
 from __future__ import annotations
 
-import ctypes
-import json
 import os
 import platform
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-from dataclasses import asdict, replace
+from dataclasses import replace
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -43,51 +40,22 @@ import anyio
 
 from orchestrator.agents import parse_agent
 from orchestrator.challenge.loader import ChallengeError, load_challenge
-from orchestrator.grading.processes import reaped
-from orchestrator.matrix.cells import Cell, SessionOrder
-from orchestrator.matrix.local import LocalBackend
+from orchestrator.matrix.backends import SessionFailed
+from orchestrator.matrix.cells import SessionOrder, order_to_json
 from orchestrator.matrix.parcel import pack, unpack
-from orchestrator.present.logging_config import configure
+from orchestrator.matrix.session_process import SessionEnd, run_session_process, start_sessions
 
-__all__ = ["ROOT", "SessionFailed", "SessionHost", "order_from_json", "order_to_json", "work_root"]
+__all__ = ["ROOT", "SessionHost", "work_root"]
 
 #: The environment variable that names where hosts keep their work folders on a node.
 ROOT = "CHANGEUP_WORKER_ROOT"
 _OWNER = "owner"
-PR_SET_PDEATHSIG = 1
-#: The last lines of the session process's output that a failure report carries.
-_TAIL = 20
-
-
-class SessionFailed(RuntimeError):
-    """The session could not be run on the worker; the message says why (its output's end)."""
 
 
 def work_root() -> Path:
     """``$CHANGEUP_WORKER_ROOT``, else ``changeup-worker`` in the node's temporary folder."""
     configured = os.environ.get(ROOT)
     return Path(configured) if configured else Path(tempfile.gettempdir()) / "changeup-worker"
-
-
-def order_to_json(order: SessionOrder) -> str:
-    """``order`` as JSON (paths as text)."""
-    data = asdict(order)
-    data["challenge"], data["out"], data["shares"] = str(order.challenge), str(order.out), list(order.shares)
-    return json.dumps(data)
-
-
-def order_from_json(text: str) -> SessionOrder:
-    """The order :func:`order_to_json` wrote."""
-    data: dict[str, Any] = json.loads(text)
-    return SessionOrder(
-        **{
-            **data,
-            "cell": Cell.of(data["cell"]),
-            "challenge": Path(data["challenge"]),
-            "out": Path(data["out"]),
-            "shares": tuple(data["shares"]),
-        }
-    )
 
 
 def _alive(pid: int) -> bool:
@@ -138,8 +106,10 @@ class SessionHost:
                         problems.append(f"{spec} cannot run {name} on {platform.node()}: {error}")
         return problems
 
-    def run(self, order: SessionOrder, challenge: bytes, env: dict[str, str]) -> bytes:
-        """Run ``order``'s session on ``challenge`` (a parcel) with ``env`` added; the run folder's parcel."""
+    def run(self, order: SessionOrder, challenge: bytes, env: dict[str, str], limit: float) -> dict[str, Any]:
+        """Run ``order``'s session on ``challenge`` (a parcel) with ``env`` added, for at most ``limit``
+        seconds: how it ended (``status`` and ``detail``, as ``session_process.SessionEnd``) and its
+        run folder's ``parcel``. Raises :class:`SessionFailed` when it made no run folder."""
         root = work_root()
         root.mkdir(parents=True, exist_ok=True)
         sweep(root)
@@ -147,45 +117,20 @@ class SessionHost:
         try:
             (work / _OWNER).write_text(str(os.getpid()))
             here = replace(order, challenge=unpack(challenge, work / "challenge"), out=work / "runs")
-            (work / "order.json").write_text(order_to_json(here))
+            (work / "order.json").write_text(order_to_json(here))  # what this work folder is for
             child = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-            with (work / "session.log").open("wb") as log:
-                done = subprocess.run(
-                    reaped([sys.executable, "-m", "orchestrator.matrix.worker", str(work / "order.json")]),
-                    env={**child, **env},
-                    cwd=work,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    check=False,
-                )
-            folder = here.folder
-            if done.returncode != 0 or not (folder / "events.jsonl").is_file():
-                lines = (work / "session.log").read_text(errors="replace").strip().splitlines()
-                tail = "\n".join(lines[-_TAIL:]) or "(it printed nothing)"
-                raise SessionFailed(
-                    f"the session process on {platform.node()} exited {done.returncode}:\n{tail}"
-                )
-            return pack(folder)
+            end = anyio.run(partial(_one, here, limit, work, {**child, **env}))
+            if end.folder is None:
+                raise SessionFailed(f"on {platform.node()}: {end.detail}")
+            return {"status": end.status, "detail": end.detail, "parcel": pack(end.folder)}
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def die_with_parent() -> None:
-    """Be killed (``SIGKILL``) when the parent process dies; exit now if it already has."""
-    parent = os.getppid()
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # it died before the signal was armed
-        os._exit(1)
-
-
-def main(argv: list[str]) -> int:
-    """Run the order in the file ``argv[1]`` as a local session; 0 once its run folder is written."""
-    die_with_parent()
-    configure()
-    anyio.run(LocalBackend(1).run, order_from_json(Path(argv[1]).read_text()))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+async def _one(order: SessionOrder, limit: float, cwd: Path, env: dict[str, str]) -> SessionEnd:
+    """Run one session in a process of its own, with its own fork server."""
+    server = start_sessions(cwd, env)
+    try:
+        return await run_session_process(order, limit=limit, server=server)
+    finally:
+        await anyio.to_thread.run_sync(server.close)

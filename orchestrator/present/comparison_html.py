@@ -23,6 +23,7 @@ from orchestrator.present.comparison_text import (
     pair_rows,
     provenance_lines,
     scope_lines,
+    warning_lines,
 )
 
 __all__ = ["comparison_html"]
@@ -39,6 +40,7 @@ th { background: #f4f4f4; }
 pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
 .agent-filter { cursor: pointer; text-decoration: underline dotted; }
 tr.hidden { display: none; }
+.warnings li { color: #7a5a00; font-weight: 600; }
 """
 
 SCRIPT = """
@@ -83,6 +85,14 @@ def _fresh(comparison: dict[str, Any]) -> list[str]:
     ]
 
 
+def _warnings(comparison: dict[str, Any]) -> list[str]:
+    """The warnings section, when there are warnings."""
+    if not comparison["warnings"]:
+        return []
+    items = "".join(f"<li>{_e(line)}</li>" for line in warning_lines(comparison))
+    return [f'<h2>Warnings</h2><ul id="warnings" class="warnings">{items}</ul>']
+
+
 def comparison_html(comparison: dict[str, Any]) -> str:
     """The page, whole."""
     matrix = comparison["matrix"]
@@ -110,6 +120,7 @@ def comparison_html(comparison: dict[str, Any]) -> str:
         "<h2>Rates</h2><ul>",
         *(f"<li>{_e(line)}</li>" for line in agent_lines(comparison)),
         "</ul>",
+        *_warnings(comparison),
         "<h2>Per challenge and agent</h2>",
         _table(
             [h for h, _ in CELL_COLUMNS],

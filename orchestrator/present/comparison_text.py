@@ -1,8 +1,9 @@
 """The comparison for people: its tables as rows of text, in the terminal and as ``compare.md``.
 
 Every figure is shown with its denominator (``2/3``), a figure no trial reported as
-``missing``, and a trial that has not run as not run, never as a zero. The HTML page
-(``comparison_html.py``) draws the same rows.
+``missing``, and a trial that has not run as not run, never as a zero. A trial that crashed
+or timed out is among the valid ones, as a failure. The HTML page (``comparison_html.py``)
+draws the same rows.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "print_comparison",
     "provenance_lines",
     "scope_lines",
+    "warning_lines",
 ]
 
 
@@ -73,6 +75,7 @@ CELL_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("regressions", lambda c: _of(c["regressions"], c["valid"])),
     ("critical failures", _critical),
     ("tampered", lambda c: _of(c["tampered"], c["valid"])),
+    ("crashed", lambda c: _of(c["crashed"], c["valid"])),
     ("invalid", lambda c: f"{c['invalid']} trial(s), {c['invalid_attempts']} attempt(s)"),
     ("scope", lambda c: _of(c["scope_findings"], c["valid"])),
     ("prohibited effects", lambda c: _of(c["effect_findings"], c["valid"])),
@@ -112,7 +115,8 @@ def agent_lines(comparison: dict[str, Any]) -> list[str]:
         line = (
             f"{agent['agent']} ({agent['mode']}): full success {_interval(full, 'rate')}, "
             f"{full['successes']}/{full['trials']} valid trials over {full['challenges']} challenge(s); "
-            f"changed requirement {_interval(changed, 'rate')}, {changed['successes']}/{changed['trials']}"
+            f"changed requirement {_interval(changed, 'rate')}, {changed['successes']}/{changed['trials']}; "
+            f"invalid {_share(agent['invalid'])}, crashed {_share(agent['crashed'])}"
         )
         lines.append(line + (f" — {full['note']}" if full["note"] else ""))
     for diff in comparison["differences"]:
@@ -123,6 +127,16 @@ def agent_lines(comparison: dict[str, Any]) -> list[str]:
         )
         lines.append(line + (f" — {entry['note']}" if entry["note"] else ""))
     return lines
+
+
+def _share(entry: dict[str, Any]) -> str:
+    """``33% (1/3)``: trials of the trials that ran."""
+    return "—" if entry["rate"] is None else f"{percent(entry['rate'])} ({entry['trials']}/{entry['of']})"
+
+
+def warning_lines(comparison: dict[str, Any]) -> list[str]:
+    """Each warning of the comparison (invalid or crashed rates that differ between agents)."""
+    return [f"warning: {warning}" for warning in comparison["warnings"]]
 
 
 def decision_lines(comparison: dict[str, Any]) -> list[str]:
@@ -275,6 +289,8 @@ def comparison_markdown(comparison: dict[str, Any]) -> str:
     out = [f"# Comparison: {markdown(agents)}", "", markdown(_title(comparison)), "", "## Decision", ""]
     out += [markdown_block("\n".join(decision_lines(comparison))), "", "## Rates", ""]
     out += [f"- {markdown(line)}" for line in agent_lines(comparison)]
+    if comparison["warnings"]:
+        out += ["", "## Warnings", "", *(f"- {markdown(line)}" for line in warning_lines(comparison))]
     out += [
         "",
         "## Per challenge and agent",
@@ -325,6 +341,8 @@ def print_comparison(comparison: dict[str, Any], console: Console) -> None:
         console.print(terminal(line), style="bold" if line.startswith("Should") else None)
     for line in [*agent_lines(comparison), *fresh_lines(comparison)]:
         console.print(terminal(line))
+    for line in warning_lines(comparison):
+        console.print(terminal(line), style="bold yellow")
     table = Table(title="per challenge and agent", title_justify="left")
     for header, _ in CELL_COLUMNS:
         table.add_column(header, overflow="fold")

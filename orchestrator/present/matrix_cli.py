@@ -150,12 +150,20 @@ def run_matrix(ctx: click.Context, params: dict[str, Any]) -> None:
         click.echo(f"{name + ':':14}{results_path / name}")
     click.echo(f"next:         changeup review {results_path}   (blind review of what was flagged)")
     invalid = sum(c["invalid"] for c in comparison["cells"])
+    crashed = sum(c["crashed"] for c in comparison["cells"])
     if invalid:
         click.echo(
             f"error: {invalid} trial(s) have only invalid runs (kept apart; see the attempts in compare.md)",
             err=True,
         )
-    sys.exit(Exit.FAILED if invalid or tally.done + tally.done_before < tally.cells else Exit.OK)
+    if crashed:
+        click.echo(
+            f"error: {crashed} trial(s) crashed changeup or ran past their wall-time limit (each counted "
+            "as a failed trial; a crash is a bug: see the attempts in compare.md and each run's session.log)",
+            err=True,
+        )
+    unfinished = tally.done + tally.done_before < tally.cells
+    sys.exit(Exit.FAILED if invalid or crashed or unfinished else Exit.OK)
 
 
 def _runner(matrix: Matrix, params: dict[str, Any]) -> LocalBackend | RayBackend:
@@ -164,7 +172,7 @@ def _runner(matrix: Matrix, params: dict[str, Any]) -> LocalBackend | RayBackend
         choice = choose_backend(matrix, params["backend"], params["address"])
         if choice.kind == "local":
             make_room(params["concurrency"] or 1)
-            return LocalBackend(params["concurrency"] or 1)
+            return LocalBackend(params["concurrency"] or 1, matrix, session_timeout=choice.session_timeout)
         assert choice.address is not None
         return RayBackend(
             choice.address,
@@ -178,8 +186,7 @@ def _runner(matrix: Matrix, params: dict[str, Any]) -> LocalBackend | RayBackend
 
 
 def _close(runner: LocalBackend | RayBackend) -> None:
-    if isinstance(runner, RayBackend):
-        runner.close()
+    runner.close()
 
 
 def _drive(

@@ -15,13 +15,14 @@ __all__ = ["MatrixProgress", "progress_line"]
 
 
 def progress_line(tally: Tally) -> str:
-    """The state in one line: ``7/12 done · 4 running · 2 failed · 0 invalid · 1 queued · ~40s left``."""
+    """The state in one line: ``7/12 done · 4 running · 2 failed (1 crashed) · 0 invalid · 1 queued ·
+    ~40s left``."""
     done = tally.done_before + tally.done
     left = tally.time_left()
     parts = [
         f"{done}/{tally.cells} done",
         f"{tally.running} running",
-        f"{tally.failed} failed",
+        f"{tally.failed} failed" + (f" ({tally.crashed} crashed)" if tally.crashed else ""),
         f"{tally.invalid} invalid",
         f"{tally.queued} queued",
         "time left: " + ("—" if left is None else f"~{duration(left)}"),

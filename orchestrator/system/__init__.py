@@ -8,6 +8,7 @@ does one thing to the machine and says plainly when the machine will not let it.
 - :mod:`orchestrator.system.pipes`: a results pipe only the runner holds.
 - :mod:`orchestrator.system.cgroups`: a control group for a tree of processes.
 - :mod:`orchestrator.system.footprint`: disk taken under folders, full private mounts.
+- :mod:`orchestrator.system.forkserver`: a process that has done its imports, forking a child per request.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "agentfiles",
     "disk_usage",
     "folderwatch",
+    "forkserver",
     "full_mounts",
     "support",
 ]

@@ -26,7 +26,9 @@ def attempt(number: int, status: str | None, reason: str = "first") -> Attempt:
         ([(None, "first")], (2, "interrupted")),
         ([("interrupted", "first")], (2, "interrupted")),
         ([("invalid", "first")], (2, "invalid")),
-        ([("crashed", "first")], (2, "invalid")),
+        ([("crashed", "first")], None),
+        ([("timed out", "first")], None),
+        ([("invalid", "first"), ("crashed", "invalid")], None),
         ([("invalid", "first"), ("invalid", "invalid")], (3, "invalid")),
         ([("invalid", "first"), ("invalid", "invalid"), ("invalid", "invalid")], None),
         ([("invalid", "first"), ("interrupted", "invalid")], (3, "interrupted")),
@@ -35,7 +37,8 @@ def attempt(number: int, status: str | None, reason: str = "first") -> Attempt:
 def test_what_a_cell_needs_next(
     history: list[tuple[str | None, str]], wanted: tuple[int, str] | None
 ) -> None:
-    """Interrupted: again, whatever the retries; invalid: again while retries (2 here) remain."""
+    """Interrupted: again, whatever the retries; invalid: again while retries (2 here) remain;
+    crashed or timed out: never again (the trial failed; a retry would be another draw)."""
     attempts = [attempt(n, status, reason) for n, (status, reason) in enumerate(history, 1)]
     got = next_attempt(attempts, CELL, retry_invalid=2)
     assert (None if got is None else (got.number, got.reason)) == wanted
@@ -43,12 +46,14 @@ def test_what_a_cell_needs_next(
         assert got.retry_of == attempts[-1].id
 
 
-def test_the_counted_attempt_is_the_last_completed_else_the_last_invalid() -> None:
-    """An interrupted attempt never stands for its cell; a completed one beats an invalid one."""
+def test_the_counted_attempt_is_the_last_that_counts_else_the_last_invalid() -> None:
+    """An interrupted attempt never stands for its cell; a completed, crashed or timed-out one
+    beats an invalid one, whatever their order."""
     assert counted([attempt(1, "invalid"), attempt(2, "completed"), attempt(3, "interrupted")]) == attempt(
         2, "completed"
     )
     assert counted([attempt(1, "invalid"), attempt(2, "crashed")]) == attempt(2, "crashed")
+    assert counted([attempt(1, "timed out"), attempt(2, "invalid")]) == attempt(1, "timed out")
     assert counted([attempt(1, "interrupted"), attempt(2, None)]) is None
 
 

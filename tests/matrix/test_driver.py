@@ -22,6 +22,7 @@ from orchestrator.matrix import (
     open_results,
 )
 from orchestrator.matrix.attempts import Next
+from orchestrator.matrix.backends import SessionCrashed, SessionTimedOut
 from orchestrator.matrix.cells import Cell, SessionOrder
 from orchestrator.matrix.progress import Tally
 from tests.cli import REPO
@@ -200,19 +201,41 @@ def test_invalid_runs_beyond_the_retries_are_kept_apart_never_scored_zero(tmp_pa
     assert again.orders == []  # its retries are used up: done
 
 
-def test_a_runner_that_raises_crashes_that_attempt_only(tmp_path: Path) -> None:
-    """An exception from the runner is a crashed attempt (with its message); the rest still run."""
-    results, matrix = tmp_path / "results", matrix_of(trials=1, agents=["scripted"])
+def test_what_a_runner_raises_is_recorded_for_that_attempt_only(tmp_path: Path) -> None:
+    """A session that crashed or timed out after its agent started is crashed or timed out, and
+    never retried (retry_invalid 1); any other exception (it could not run) is invalid and
+    retried; the rest still run."""
+    results = tmp_path / "results"
+    matrix = matrix_of(
+        trials=1, retry_invalid=1, agents=["scripted", "impostor:always-equal", "impostor:equal-subclass"]
+    )
+    raised = {
+        "scripted": SessionCrashed("the session process crashed: killed by signal SIGKILL"),
+        "impostor:always-equal": SessionTimedOut("still running after 9s, its wall-time limit"),
+        "impostor:equal-subclass": OSError("no space left on device"),
+    }
 
     def broken(order: SessionOrder) -> dict[str, Any]:
         if order.cell.challenge == "export-time":
-            raise OSError("no space left on device")
+            raise raised[order.cell.agent]
         return report(order.cell.challenge)
 
-    run(results, matrix, FakeSessionRunner(broken))
+    runner = FakeSessionRunner(broken)
+    run(results, matrix, runner)
     finished = {e["attempt"]: e for e in events(results) if e["event"] == "finished"}
     statuses = sorted((e["status"], e["detail"]) for e in finished.values())
-    assert statuses == [("completed", ""), ("crashed", "OSError: no space left on device")]
+    assert statuses == [
+        ("completed", ""),
+        ("completed", ""),
+        ("completed", ""),
+        ("crashed", "the session process crashed: killed by signal SIGKILL"),
+        ("invalid", "OSError: no space left on device"),
+        ("invalid", "OSError: no space left on device"),
+        ("timed out", "still running after 9s, its wall-time limit"),
+    ]
+    assert (
+        len(runner.orders) == 7
+    )  # export-time of impostor:equal-subclass twice (invalid, retried); the others once
 
 
 def test_a_results_folder_of_another_matrix_is_refused_naming_what_differs(tmp_path: Path) -> None:

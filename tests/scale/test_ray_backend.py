@@ -167,7 +167,8 @@ def test_a_session_past_its_timeout_is_cancelled_by_force_with_its_process_tree(
     cluster: LoopbackCluster, tmp_path: Path
 ) -> None:
     """A session whose agent never ends, with a 60 s timeout: once its agent is seen at work, the
-    attempt ends crashed, cancelled by force, and no process of it is left on its node."""
+    attempt ends timed out, killed by its host at its limit with its run folder brought back, and no
+    process of it is left on its node."""
     gate, results = tmp_path / "gate", tmp_path / "results"
     gate.mkdir()
     matrix = tmp_path / "matrix.yaml"
@@ -189,6 +190,10 @@ def test_a_session_past_its_timeout_is_cancelled_by_force_with_its_process_tree(
             driver.kill()
             driver.wait()
     (record,) = finished(results)
-    assert record["status"] == "crashed"
-    assert "after 60s: cancelled by force, its process tree with it" in record["detail"]
+    assert record["status"] == "timed out"
+    assert (
+        "still running after 60s, its wall-time limit: killed with its whole process tree" in record["detail"]
+    )
+    (run,) = (results / "runs").iterdir()
+    assert '"session.aborted"' in (run / "events.jsonl").read_text()
     wait_for("every process of the session gone", lambda: not marked(str(gate)))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from orchestrator.matrix.budget import FDS_PER_SESSION
 from orchestrator.matrix.driver import LOST_RETRIES
-from orchestrator.matrix.ray_backend import MARGIN, WORKER
+from orchestrator.matrix.ray_backend import SHIPPING, WORKER
+from orchestrator.matrix.session_process import MARGIN
 from orchestrator.matrix.spec import BackendModel
 from tests.cli import REPO
 
@@ -18,8 +19,10 @@ def test_every_backend_key_and_ray_agent_key_is_documented() -> None:
 
 
 def test_the_numbers_the_doc_states_are_the_code_s() -> None:
-    """The timeout's margin, the lost-session retries, the open files a session, the worker file."""
+    """The timeout's margin, the host's time to ship, the lost-session retries, the open files a
+    session, the worker file."""
     assert f"`limits.session` + {MARGIN / 60:g}min" in DOC
+    assert f"within {SHIPPING / 60:g} minutes of that limit" in DOC
     assert f"up to {LOST_RETRIES} times in a row" in DOC
     assert f"about {FDS_PER_SESSION} open files a session" in DOC
     assert f"`{WORKER}`" in DOC

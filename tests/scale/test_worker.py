@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.matrix.cells import Cell, SessionOrder
+from orchestrator.matrix.backends import SessionFailed
+from orchestrator.matrix.cells import Cell, SessionOrder, order_from_json, order_to_json
 from orchestrator.matrix.parcel import pack, unpack
-from orchestrator.matrix.worker import ROOT, SessionFailed, SessionHost, order_from_json, order_to_json, sweep
+from orchestrator.matrix.worker import ROOT, SessionHost, sweep
 from tests.cli import REPO
 
 pytestmark = pytest.mark.slow
@@ -53,8 +54,9 @@ def test_the_host_runs_the_session_from_the_parcel_and_sends_back_its_run_folder
     monkeypatch.setenv(ROOT, str(node))
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
     challenge = load_challenge(REPO / "challenges" / "normalize-tags")
-    parcel = SessionHost().run(order(SEES), pack(challenge.root), {"SENT_BY_DRIVER": "sent along"})
-    folder = unpack(parcel, tmp_path / "back")
+    answer = SessionHost().run(order(SEES), pack(challenge.root), {"SENT_BY_DRIVER": "sent along"}, 600.0)
+    assert (answer["status"], answer["detail"]) == ("ended", "")
+    folder = unpack(answer["parcel"], tmp_path / "back")
     report = json.loads((folder / "report.json").read_text())
     assert report["run"]["status"] == "completed"
     assert (folder / "workspace" / "seen.txt").read_text() == "sent along\nnone\n"
@@ -71,7 +73,7 @@ def test_a_session_that_cannot_run_fails_with_the_end_of_its_output(
     monkeypatch.setenv(ROOT, str(tmp_path / "node"))
     challenge = load_challenge(REPO / "challenges" / "normalize-tags")
     with pytest.raises(SessionFailed, match="has no variant 'broken/nope'"):
-        SessionHost().run(order("scripted:broken/nope"), pack(challenge.root), {})
+        SessionHost().run(order("scripted:broken/nope"), pack(challenge.root), {}, 600.0)
 
 
 def test_a_work_folder_is_swept_once_its_host_is_gone(tmp_path: Path) -> None:

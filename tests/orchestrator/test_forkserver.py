@@ -1,0 +1,89 @@
+"""The fork server for real: children forked from it, what they say and how they end, and no process
+of theirs left behind once one is killed or the server is closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import SocketStream
+
+from orchestrator.system.forkserver import Forked, ForkServer
+from tests.cli import REPO, environment
+from tests.scale.conftest import marked, wait_for
+
+pytestmark = pytest.mark.slow
+
+TARGET = "tests.orchestrator.forked:behave"
+
+
+def start() -> ForkServer:
+    """A server of :func:`tests.orchestrator.forked.behave` (the checkout on its import path)."""
+    return ForkServer.start(TARGET, env=environment({"PYTHONPATH": str(REPO)}))
+
+
+async def everything(stream: SocketStream) -> bytes:
+    """All a child's stream says, to its end."""
+    said = b""
+    try:
+        while True:
+            said += await stream.receive()
+    except (anyio.EndOfStream, anyio.BrokenResourceError):
+        return said
+
+
+def test_each_child_runs_the_function_on_its_request_and_says_how_it_ended() -> None:
+    """Three children of one server: one says hello and exits 3, one raises (exit 1, its traceback
+    on its standard error), one exits 0; each has a pid of its own, none is the server's."""
+    server = start()
+
+    async def main() -> list[tuple[int, int | None, bytes, bytes]]:
+        requests: list[dict[str, Any]] = [{"say": "hello", "exit": 3}, {"raise": "no such thing"}, {}]
+        children: list[Forked] = [await server.spawn(r) for r in requests]
+        ended = []
+        for child in children:
+            out, err = await everything(child.stdout), await everything(child.stderr)
+            ended.append((child.pid, await child.wait(), out, err))
+            await child.aclose()
+        return ended
+
+    try:
+        ended = anyio.run(main)
+    finally:
+        server.close()
+    assert [(code, out) for _, code, out, _ in ended] == [(3, b"hello\n"), (1, b""), (0, b"")]
+    assert b"RuntimeError: no such thing" in ended[1][3]
+    assert ended[2][3] == b"done\n"
+    assert len({pid for pid, *_ in ended}) == 3
+
+
+def test_a_killed_child_ends_by_its_signal_and_what_it_left_running_is_killed(tmp_path: Path) -> None:
+    """A child that left a process of its own session running is killed: it ended by SIGKILL, and
+    the server, which adopts what it left, kills that process too. Closing the server ends a child
+    still running, and the server."""
+    marker = str(tmp_path / "left-behind")
+    server = start()
+
+    async def main() -> tuple[int | None, int, int | None]:
+        child = await server.spawn({"leave": ["sh", "-c", "sleep 3600", marker], "sleep": 3600})
+        wait_for("the process it leaves", lambda: marked(marker), bound=60)
+        child.kill()
+        code = await child.wait()
+        await child.aclose()
+        other = await server.spawn({"sleep": 3600, "say": "running"})
+        await other.stdout.receive()
+        await anyio.to_thread.run_sync(server.close)
+        closed = await other.wait()  # the server said nothing more: it killed it and ended
+        await other.aclose()
+        return code, other.pid, closed
+
+    try:
+        code, other, closed = anyio.run(main)
+    finally:
+        server.close()
+    assert code == -9
+    wait_for("no process left behind", lambda: not marked(marker), bound=60)
+    assert closed is None
+    assert not Path(f"/proc/{other}").exists()
