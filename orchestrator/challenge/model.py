@@ -20,6 +20,7 @@ from triggers.durations import UNITS
 from triggers.typecheck import did_you_mean
 
 __all__ = [
+    "DATA_SETS",
     "EFFECTS",
     "ID_RULES",
     "IGNORED_PARTS",
@@ -109,6 +110,13 @@ _DURATION_SCHEMA = {
 Seconds = Annotated[float, Field(ge=0), BeforeValidator(_seconds), WithJsonSchema(_DURATION_SCHEMA)]
 Identifier = Annotated[str, Field(pattern=IDENTIFIER)]
 
+#: The system data a challenge can declare (``testing: data``); what each holds is ``grading/toolsets.py``'s.
+DATA_SETS = ("zoneinfo", "ca-certificates", "locales")
+#: A program: a name found on PATH, or an absolute path (semantics checks which, and says why).
+ToolName = Annotated[str, Field(min_length=1)]
+# Any string, so that semantics can name an unknown one with a "did you mean"; editors see the names.
+DataName = Annotated[str, WithJsonSchema({"enum": list(DATA_SETS), "description": "Named system data."})]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -122,6 +130,21 @@ class PhaseTesting(_Strict):
     )
     timeout: Seconds | None = Field(
         None, description="Per-test timeout of this phase's tests (overrides the challenge's)."
+    )
+    tools: list[ToolName] = Field(
+        default_factory=list,
+        description=(
+            "Programs the hidden tests (or a test command) run, beyond Python: names found on this "
+            "machine's PATH (bash, git, node, g++) or absolute paths. Each is copied, with what it needs "
+            "to run, into the tests' private root. A phase's list adds to the challenge's."
+        ),
+    )
+    data: list[DataName] = Field(
+        default_factory=list,
+        description=(
+            f"Named system data the hidden tests read: {', '.join(DATA_SETS)}. Copied into the tests' "
+            "private root. A phase's list adds to the challenge's."
+        ),
     )
 
 
@@ -180,6 +203,12 @@ class Verifier(_Strict):
         description=(
             "Absolute path of a writable folder the command writes its result to: reward.txt (a number), "
             "reward.json ({name: number}) or JUnit XML (*.xml)."
+        ),
+    )
+    workdir: str | None = Field(
+        None,
+        description=(
+            "Absolute path the command starts in (a Harbor task's Dockerfile WORKDIR). Default: workspace."
         ),
     )
 
@@ -439,6 +468,9 @@ class Phase:
     passes: tuple[str, ...] = ()
     #: mounts of a command phase run as a verifier (None: a plain command, or pytest)
     verifier: Verifier | None = None
+    #: programs and system data its tests need: the challenge's ``testing:`` lists, then the phase's own
+    tools: tuple[str, ...] = ()
+    data: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

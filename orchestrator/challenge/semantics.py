@@ -14,6 +14,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from orchestrator.challenge.model import (
+    DATA_SETS,
     IDENTIFIER,
     Challenge,
     ChallengeModel,
@@ -41,7 +42,7 @@ from triggers.globs import GlobError, compile_glob
 from triggers.syntax import And, Call, Compare, Duration, Name
 from triggers.typecheck import did_you_mean
 
-__all__ = ["Listings", "Semantics", "recheck_test_ids"]
+__all__ = ["Listings", "Semantics", "recheck_test_ids", "tool_problem"]
 
 #: phase → test file (relative to the phase's tests folder) → the ids of its tests
 Listings = dict[str, dict[str, list[str]]]
@@ -79,6 +80,7 @@ class Semantics:
         self._groups()
         self._allowed_paths()
         self._prohibited_effects(phases)
+        self._needs()
         if self.problems:
             return sorted(set(self.problems))
         built = [t for t in triggers if t is not None]
@@ -279,6 +281,8 @@ class Semantics:
                     ),
                     passes=tuple(model.passes) if model else (),
                     verifier=model.verifier if model else None,
+                    tools=tuple(dict.fromkeys([*testing.tools, *(own.tools if own else ())])),
+                    data=tuple(dict.fromkeys([*testing.data, *(own.data if own else ())])),
                 )
             )
         if testing.support is not None and not (self.root / testing.support).is_dir():
@@ -316,8 +320,10 @@ class Semantics:
                 if phase.command is None:
                     problem = "a verifier: runs the phase's command:, and it has none"
                     self.report(("phases", i, "verifier"), problem)
-                for key in ("workspace", "tests", "results"):
+                for key in ("workspace", "tests", "results", "workdir"):
                     place = getattr(phase.verifier, key)
+                    if place is None:
+                        continue
                     if not PurePosixPath(place).is_absolute() or ".." in PurePosixPath(place).parts:
                         self.report(
                             ("phases", i, "verifier", key),
@@ -497,6 +503,32 @@ class Semantics:
                 "command instead: nothing could observe them",
             )
 
+    def _needs(self) -> None:
+        """``testing: tools`` name programs (a name without a slash, or an absolute path), each once;
+        ``testing: data`` names known data sets."""
+        where: list[tuple[Path_, list[str], list[str]]] = [
+            (("testing",), self.model.testing.tools, self.model.testing.data)
+        ]
+        where += [
+            (("phases", i, "testing"), phase.testing.tools, phase.testing.data)
+            for i, phase in enumerate(self.model.phases or [])
+        ]
+        for path, tools, data in where:
+            for j, tool in enumerate(tools):
+                problem = tool_problem(tool)
+                if problem:
+                    self.report((*path, "tools", j), problem)
+                elif tool in tools[:j]:
+                    self.report((*path, "tools", j), f"tool {tool!r} is listed twice")
+            for j, name in enumerate(data):
+                if name not in DATA_SETS:
+                    hint = did_you_mean(name, list(DATA_SETS))
+                    self.report(
+                        (*path, "data", j), f"unknown data {name!r}{hint} (known: {', '.join(DATA_SETS)})"
+                    )
+                elif name in data[:j]:
+                    self.report((*path, "data", j), f"data {name!r} is listed twice")
+
     def _folders(self) -> None:
         if not (self.root / "workspace").is_dir():
             self.report((), "missing folder workspace/ (the starter files the agent begins from)", key=True)
@@ -518,6 +550,17 @@ def recheck_test_ids(
     semantics.collected = collected
     semantics.test_ids(list(challenge.phases), listings)
     return sorted(set(semantics.problems))
+
+
+def tool_problem(tool: str) -> str:
+    """Why ``tool`` names no program for ``testing: tools`` (``""`` when it does)."""
+    if any(c.isspace() for c in tool) or not tool:
+        return f"tool {tool!r} holds a space: name one program (bash), not a command line (bash -c ...)"
+    if "/" in tool and not PurePosixPath(tool).is_absolute():
+        return f"tool {tool!r} is a relative path: name a program on PATH (git) or give its absolute path"
+    if tool.endswith("/") or ".." in PurePosixPath(tool).parts:
+        return f"tool {tool!r} is not a program's path (an absolute path to a file, without ..)"
+    return ""
 
 
 def _covered(test_id: str, superseded: set[str]) -> bool:

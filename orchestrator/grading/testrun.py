@@ -31,6 +31,7 @@ import anyio
 from orchestrator.challenge.model import Challenge, Phase
 from orchestrator.grading.canaries import Canaries, plant_canaries
 from orchestrator.grading.collect import CollectionError
+from orchestrator.grading.diagnosis import annotate, missing, run_note
 from orchestrator.grading.effects import EFFECTS, PROBE, Effect, probe_settings, read_effects
 from orchestrator.grading.export import KeptExport
 from orchestrator.grading.groups import Membership, membership
@@ -51,19 +52,24 @@ from orchestrator.grading.runtime import Runtime, runtime_for
 from orchestrator.grading.sandbox import Mount, Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
 from orchestrator.grading.testids import covers, list_tests
-from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
+from orchestrator.grading.toolsets import Toolset, needs_of, resolve
+from orchestrator.grading.venvs import Environment, EnvironmentFailure
 from orchestrator.grading.verifier import (
     CannotMount,
     ResultError,
     could_not_start,
     read_results,
     verifier_mounts,
+    with_output,
 )
 from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
 from orchestrator.seams import Repository
 from triggers import PhaseResult, TestOutcome
 
 __all__ = ["PytestRunner", "TestRun", "refused", "superseded_by"]
+
+#: How a test command drops to the test user as root under bubblewrap (copied beside the bootstrap).
+LAUNCH = Path(__file__).with_name("launch.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +211,6 @@ class PytestRunner:
         environment: Environment,
         timeout: float | None = None,
         sandbox: Sandbox | None = None,
-        hide: Sequence[Path] = (),
         sealed: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self.challenge = challenge
@@ -214,9 +219,9 @@ class PytestRunner:
         self.environment = environment
         self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
         self.sandbox = sandbox or detect_sandbox(environment.python)
-        # Hidden from a test command (pytest runs see nothing of the machine): the challenge,
-        # the cache of environments, and whatever else is asked (other runs).
-        self.hide = [challenge.root, cache_root(), *hide]
+        #: what the tests declare beyond Python (every phase's: one private root serves them all)
+        self.needs = needs_of(challenge)
+        self._toolset: Toolset | None = None
         self._runtime: Runtime | None = None
         self._warm: WarmInterpreter | None = None
         self._home = scratch / "warm"  # the warm interpreter's harness, log, and every run folder
@@ -267,9 +272,15 @@ class PytestRunner:
         """The warm interpreter runs are forked from, inside ``async with`` under bubblewrap."""
         return self._warm
 
+    async def _toolset_ready(self) -> Toolset:
+        if self._toolset is None:
+            self._toolset = await anyio.to_thread.run_sync(resolve, self.needs)
+        return self._toolset
+
     async def _runtime_ready(self) -> Runtime:
         if self._runtime is None:
-            self._runtime = await anyio.to_thread.run_sync(runtime_for, self.environment)
+            toolset = await self._toolset_ready()
+            self._runtime = await anyio.to_thread.run_sync(runtime_for, self.environment, toolset)
         return self._runtime
 
     async def _membership_ready(self) -> Membership:
@@ -281,6 +292,7 @@ class PytestRunner:
         """Export ``tree``, run ``phases``' tests on it, judge the run, and void what does not count."""
         started = time.perf_counter()
         try:
+            await self._toolset_ready()
             if self.sandbox.kind == "bubblewrap":
                 await self._runtime_ready()
             groups = await self._membership_ready()
@@ -328,12 +340,24 @@ class PytestRunner:
         detail = "; ".join(j.detail for j in judgements if j.detail)
         watched = self.challenge.model.prohibited_effects  # what the probe noted, if it watched
         effects = read_effects(folder / "out" / EFFECTS, hidden.from_run) if watched else None
-        return status, self._results(chosen, verdicts, superseded, detail, groups), detail, effects
+        results = self._results(chosen, verdicts, superseded, detail, groups)
+        # A test that failed for want of an undeclared tool or data says so, and so does the run.
+        toolset = self._toolset or Toolset()
+        tools, data = [t.name for t in toolset.tools], toolset.data
+        results, lacking = annotate(results, tools, data)
+        for judgement in judgements:  # a command that could not start: sh: 1: bash: not found
+            lacking += [pair for pair in missing(judgement.detail, tools, data) if pair not in lacking]
+        note = run_note(lacking)
+        return status, results, "; ".join(part for part in (detail, note) if part), effects
 
     def _env(self, places: Places) -> dict[str, str]:
-        # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings.
+        # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings; the
+        # declared tools' folders and the declared data's variables (``toolsets.py``) do.
+        toolset = self._toolset or Toolset()
+        path = dict.fromkeys([str(Path(places.python).parent), *toolset.path, "/usr/bin", "/bin"])
         return {
-            "PATH": f"{Path(places.python).parent}{os.pathsep}/usr/bin:/bin",
+            **toolset.env,
+            "PATH": os.pathsep.join(path),
             "HOME": str(places.out),
             "LANG": "C.UTF-8",
             "TZ": "UTC",  # the same clock on every machine
@@ -388,10 +412,8 @@ class PytestRunner:
         mounts: Sequence[Mount] = (),
         workdir: PurePosixPath | None = None,
     ) -> list[str]:
-        hide = [folder.parent, *self.hide]
-        return self.sandbox.tests(
-            argv, folder, self.environment, runtime=runtime, hide=hide, mounts=mounts, workdir=workdir
-        )
+        environment = self.environment
+        return self.sandbox.tests(argv, folder, environment, runtime=runtime, mounts=mounts, workdir=workdir)
 
     async def _pytest(
         self,
@@ -461,9 +483,16 @@ class PytestRunner:
             "CHANGEUP_TESTS": str(places.hidden / hidden.folder_of(phase.id)),
         }
         argv = ["sh", "-c", phase.command]
+        if places.user is not None:  # as root under bubblewrap: the private root has no setpriv
+            for source in (BOOTSTRAP, LAUNCH):
+                if not (folder / "harness" / source.name).exists():
+                    shutil.copyfile(source, folder / "harness" / source.name)
+            uid, gid = places.user
+            launch = str(places.harness / LAUNCH.name)
+            argv = [places.python, "-I", "-S", launch, str(uid), str(gid), "--", *argv]
         results: Path | None = None
         if phase.verifier is None:
-            confined = self._confined(folder, argv, runtime=None)
+            confined = self._confined(folder, argv, runtime=self._runtime)
         else:
             results = _results_folder(folder, phase)
             try:
@@ -471,6 +500,7 @@ class PytestRunner:
                     phase.id,
                     phase.verifier,
                     self.sandbox,
+                    self._runtime,
                     workspace=folder / "ws",
                     tests=folder / "hidden" / hidden.folder_of(phase.id),
                     results=results,
@@ -478,13 +508,13 @@ class PytestRunner:
             except CannotMount as error:  # the grader's side cannot give the task its view
                 return Judgement("invalid", [], str(error))
             env.update(CHANGEUP_TESTS=phase.verifier.tests, PYTHONPATH=phase.verifier.workspace)
-            workdir = PurePosixPath(phase.verifier.workspace)
-            confined = self._confined(folder, argv, runtime=None, mounts=mounts, workdir=workdir)
+            workdir = PurePosixPath(phase.verifier.workdir or phase.verifier.workspace)
+            confined = self._confined(folder, argv, runtime=self._runtime, mounts=mounts, workdir=workdir)
         finished = await run_process_group(confined, cwd=folder / "ws", env=env, timeout=self.timeout)
         if finished.timed_out:
             return Judgement("timeout", [], f"{phase.id}'s test command timed out after {self.timeout:g}s")
         try:
-            return Judgement("ok", read_results(phase.id, junit, results))
+            return Judgement("ok", with_output(read_results(phase.id, junit, results), finished.output))
         except ResultError as error:
             code = finished.returncode
             said = last_lines(finished.output, 6)

@@ -176,6 +176,7 @@ def draft_harbor(source: Path) -> Draft:
         "initial_briefing": messages[0],
         "phases": phases,
         "triggers": triggers,
+        "testing": {"tools": ["bash"]},  # every verifier is `bash /tests/test.sh`, in the tests' own root
     }
     if stopping:
         challenge["end"] = " or ".join(f"(turns >= {n} and tests_not_pass({p}))" for n, p in stopping)

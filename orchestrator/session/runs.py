@@ -290,7 +290,6 @@ async def run_challenge(
             folder.path / "scratch",
             environment=grading,
             sandbox=sandbox,
-            hide=[folder.path.parent],
             sealed=seals.tests,
         )
         parts = Parts(

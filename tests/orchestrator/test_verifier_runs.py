@@ -39,10 +39,15 @@ challenge:
       title: hello
       command: {command}
       verifier: {verifier}
+  testing:
+    tools: {tools}
   limits:
     session: 10min
     test_run: 1min
 """
+
+#: What the scripts here run: the tests' private root holds these (and sh) and no other program.
+TOOLS = "[bash, cat, mkdir, grep, ls, basename]"
 
 #: A Harbor task's verifier: checks /app/hello.txt, writes its reward, exits 1 when it fails.
 HELLO = """\
@@ -65,6 +70,7 @@ def grade(
     command: str = "bash /tests/test.sh",
     verifier: str = "{}",
     sandbox: Sandbox | None = None,
+    tools: str = TOOLS,
 ) -> TestRun:
     """One real run of phase 1, whose tests are ``script`` as tests/phase1/test.sh, on a
     workspace holding ``files``."""
@@ -73,7 +79,7 @@ def grade(
     (root / "workspace" / "README.md").write_text("Say hello.\n")
     (root / "tests" / "phase1").mkdir(parents=True)
     (root / "tests" / "phase1" / "test.sh").write_text(script)
-    (root / "challenge.yaml").write_text(CHALLENGE.format(command=command, verifier=verifier))
+    (root / "challenge.yaml").write_text(CHALLENGE.format(command=command, verifier=verifier, tools=tools))
     challenge = load_challenge(root)
     workspace = Workspace.create(challenge.workspace, tmp_path / "ws", tmp_path / "shadow.git")
     for name, text in (files or {}).items():
@@ -257,10 +263,12 @@ def test_places_of_the_verifiers_own_choosing_are_mounted(tmp_path: Path) -> Non
 
 @needs_bubblewrap
 def test_a_place_bubblewrap_cannot_make_is_invalid(tmp_path: Path) -> None:
-    """A workspace inside a read-only folder of the machine cannot be mounted: invalid, naming it."""
+    """A workspace inside a read-only folder of the tests' private root cannot be mounted: invalid,
+    naming it."""
     run = grade(tmp_path, HELLO, verifier="{workspace: /usr/changeup-verifier-nowhere}")
     assert run.status == "invalid"
-    assert "verifier.workspace: /usr/changeup-verifier-nowhere is not a folder on this machine" in run.detail
+    said = "verifier.workspace: /usr/changeup-verifier-nowhere is inside /usr, a read-only folder of the tests'"
+    assert said in run.detail
 
 
 def test_a_verifier_without_bubblewrap_is_invalid(tmp_path: Path) -> None:
@@ -283,7 +291,10 @@ def test_a_verifier_phase_runs_beside_pytest_phases_of_a_warm_runner(tmp_path: P
     yaml = (root / "challenge.yaml").read_text()
     declared = "    - id: phase2\n      title: drop duplicates too\n"
     (root / "challenge.yaml").write_text(
-        yaml.replace(declared, declared + "      command: bash /tests/test.sh\n      verifier: {}\n")
+        yaml.replace(
+            declared,
+            declared + "      command: bash /tests/test.sh\n      verifier: {}\n      testing: {tools: [bash]}\n",
+        )
     )
     (root / "tests" / "phase2" / "test.sh").write_text(
         'cd /app && python3 -c \'from tags import normalize_tags as n; print(int(n(["a", "a"]) == ["a"]))\''
