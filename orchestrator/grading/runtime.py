@@ -123,7 +123,7 @@ def _tools(toolset: Toolset, root: Path) -> list[Path]:
     brought = contents(toolset)
     objects = set(brought.objects)
     for folder, skip, follow in brought.folders:
-        copy = copy_folder(folder, root, _leaving(skip), follow=follow)
+        copy = copy_folder(folder, root, _leaving(folder.resolve(), skip), follow=follow)
         objects.update(
             Path("/", p.relative_to(root)) for p in copy.rglob("*") if not p.is_symlink() and is_elf(p)
         )
@@ -132,9 +132,14 @@ def _tools(toolset: Toolset, root: Path) -> list[Path]:
     return sorted(objects)
 
 
-def _leaving(skip: tuple[str, ...]) -> Callable[[str, list[str]], list[str]]:
-    """A copy's ``ignore``: the names in ``skip``, wherever they are."""
-    return lambda _, names: [n for n in names if n in skip]
+def _leaving(folder: Path, skip: tuple[str, ...]) -> Callable[[str, list[str]], list[str]]:
+    """A copy's ``ignore``: the paths in ``skip``, relative to ``folder``."""
+
+    def ignore(where: str, names: list[str]) -> list[str]:
+        inside = Path(where).relative_to(folder)
+        return [n for n in names if (inside / n).as_posix() in skip]
+
+    return ignore
 
 
 def _top_links(root: Path) -> None:

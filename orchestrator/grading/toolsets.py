@@ -20,7 +20,10 @@ adds nothing.
    the tool ``node``);
 4. on a Debian-based machine, the files of the package the program came from, but for its
    other programs and its documentation: ``git``'s helpers in ``/usr/lib/git-core`` and its
-   templates, ``npm``'s modules, ``java``'s runtime;
+   templates, ``java``'s runtime; and a program installed as ``<home>/bin/<name>`` in a
+   library folder (``/usr/lib``, ``/usr/share``, ``/opt``, their ``/usr/local`` twins) brings
+   all of ``<home>`` as it is now (``npm`` is ``/usr/lib/node_modules/npm/bin/npm-cli.js``:
+   its modules, even when npm updated itself after its package was installed);
 5. for a toolchain, a **kit** (:data:`KITS`): the packages its driver needs beside it, reached
    from the program's own package through ``Depends`` and ``Recommends`` and kept when their
    name is the kit's (the C and C++ kit: the compilers, binutils, libc's and libstdc++'s
@@ -89,6 +92,17 @@ _SKIP_PREFIXES = tuple(
     )
 )
 _PROGRAM_FOLDERS = ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin")
+#: What of such a home is never copied: documentation, shell completions, a toolchain's sources.
+_HOME_SKIPS = (
+    "share/doc",
+    "share/man",
+    "share/info",
+    "share/zsh",
+    "lib/rustlib/src",
+    "lib/rustlib/rustc-src",
+)
+#: Where self-contained installations live: a program at <home>/bin/<name> below one brings <home>.
+_HOMES = tuple(Path(p) for p in ("/usr/lib", "/usr/local/lib", "/usr/share", "/usr/local/share", "/opt"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +131,7 @@ _C = Kit(
         "binutils-*",
         "lib*-dev",
         "libc-dev-bin",
+        "linux-libc-dev",
         "rpcsvc-proto",
     )
 )
@@ -262,11 +277,14 @@ def _find(name: str, search: str) -> Tool:
             f"the tool {name!r} that this challenge's tests declare (testing: tools) {where}: "
             "install it, or declare the one the tests need"
         )
-    kit = KITS.get(Path(found).name) or KITS.get(Path(os.path.realpath(found)).name) or KITS.get(name)
-    if kit is not None and kit.rustup and Path(os.path.realpath(found)).name == "rustup":
+    real = Path(os.path.realpath(found))
+    kit = KITS.get(Path(found).name) or KITS.get(real.name) or KITS.get(name)
+    if kit is not None and kit.rustup and real.name == "rustup":
         program = _rustup_program(Path(found), Path(name).name)
         return Tool(name, program, (program.parent.parent,), kit)
-    return Tool(name, Path(found), (), kit)
+    home = real.parent.parent
+    inside = real.parent.name == "bin" and any(home.is_relative_to(r) and home != r for r in _HOMES)
+    return Tool(name, Path(found), (home,) if inside else (), kit)
 
 
 def _rustup_program(proxy: Path, name: str) -> Path:
@@ -304,8 +322,8 @@ def _data_places(name: str) -> tuple[str, str | None]:
 @dataclass(slots=True)
 class Contents:
     """What a toolset's copy holds: files (each with the links on its way), whole folders (with
-    what to leave out of each, and whether to follow the links inside), and ELF objects whose
-    libraries it needs too."""
+    what to leave out of each, as paths relative to it, and whether to follow the links inside),
+    and ELF objects whose libraries it needs too."""
 
     files: set[Path] = field(default_factory=set)
     folders: list[tuple[Path, tuple[str, ...], bool]] = field(default_factory=list)
@@ -324,7 +342,7 @@ def contents(toolset: Toolset) -> Contents:
             if twin != tool.path and twin.is_file() and os.path.samefile(twin, tool.path):
                 out.files.add(twin)  # scripts say #!/bin/bash: found there too on any machine
         for folder in tool.folders:
-            out.folders.append((folder, ("doc", "man", "zsh", "src", "rustc-src"), False))
+            out.folders.append((folder, _HOME_SKIPS, False))
         owner = debian_owner(Path(os.path.realpath(tool.path)))
         if owner is not None:
             _package(owner, out, programs=False)
