@@ -21,6 +21,7 @@ import anyio
 
 from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
 from orchestrator.challenge.model import Challenge
+from orchestrator.grading.diagnosis import missing_in
 from orchestrator.grading.policy import counts
 from orchestrator.grading.testids import covers
 from orchestrator.grading.testrun import PytestRunner
@@ -57,6 +58,13 @@ def exact_match(declared: list[str], failing: list[str]) -> tuple[list[str], lis
 
 def _failing(report: dict[str, Any]) -> list[str]:
     return [t["id"] for phase in report["phases"] for t in phase["failing"]]
+
+
+def _lacking(report: dict[str, Any]) -> list[str]:
+    """What the failing tests lacked and the challenge does not declare (``grading/diagnosis.py``),
+    as ``the tool bash`` / ``the data zoneinfo``, each once."""
+    found = [pair for phase in report["phases"] for t in phase["failing"] for pair in missing_in(t["detail"])]
+    return [f"the {kind} {name}" for kind, name in dict.fromkeys(found)]
 
 
 def _short(report: dict[str, Any]) -> list[str]:
@@ -118,6 +126,9 @@ def _reference_check(challenge: Challenge, report: dict[str, Any], label: str, f
     if not report["score"]["full_success"] and excused is None:
         misses = _failing(report)[:4] + _short(report)[:4]
         problems.append("not full marks: " + (", ".join(misses) or f"run {report['run']['status']}"))
+        lacking = _lacking(report)
+        if lacking:  # the challenge's environment, not its reference: say what to declare
+            problems.append(f"its tests met {', '.join(lacking)}, which the challenge does not declare")
     if expected_fired is not None:
         problems += [f"{t} did not fire" for t in expected_fired if t not in fired]
     else:

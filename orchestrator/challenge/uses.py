@@ -75,6 +75,23 @@ _SHELL_WORDS = {
     *("pwd", "read", "readonly", "return", "set", "shift", "source", "test", "then", "time", "times"),
     *("trap", "true", "type", "ulimit", "umask", "unalias", "unset", "wait", "while"),
 }
+#: Words after which the next word is the command (keywords, and programs that run another).
+_LEADING = {
+    "exec",
+    "env",
+    "sudo",
+    "nohup",
+    "time",
+    "!",
+    "if",
+    "then",
+    "else",
+    "elif",
+    "do",
+    "while",
+    "until",
+    "{",
+}
 _SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")", ";;", "|&", "\n"}
 _PROGRAM_FOLDERS = ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin")
 
@@ -108,7 +125,7 @@ def shell_programs(command: str) -> list[str]:
             continue
         if not first:
             continue
-        if "=" in word.split("/")[0] or word in ("exec", "env", "sudo", "nohup", "time", "!"):
+        if "=" in word.split("/")[0] or PurePosixPath(word).name in _LEADING:
             continue  # an assignment, or a word that runs the next one
         first = False
         name = _program_name(word)

@@ -267,7 +267,7 @@ def test_a_place_bubblewrap_cannot_make_is_invalid(tmp_path: Path) -> None:
     naming it."""
     run = grade(tmp_path, HELLO, verifier="{workspace: /usr/changeup-verifier-nowhere}")
     assert run.status == "invalid"
-    said = "verifier.workspace: /usr/changeup-verifier-nowhere is inside /usr, a read-only folder of the tests'"
+    said = "verifier.workspace: /usr/changeup-verifier-nowhere is inside /usr, a read-only folder of the"
     assert said in run.detail
 
 
@@ -293,7 +293,8 @@ def test_a_verifier_phase_runs_beside_pytest_phases_of_a_warm_runner(tmp_path: P
     (root / "challenge.yaml").write_text(
         yaml.replace(
             declared,
-            declared + "      command: bash /tests/test.sh\n      verifier: {}\n      testing: {tools: [bash]}\n",
+            declared
+            + "      command: bash /tests/test.sh\n      verifier: {}\n      testing: {tools: [bash]}\n",
         )
     )
     (root / "tests" / "phase2" / "test.sh").write_text(
