@@ -95,7 +95,6 @@ def _build(target: Path, environment: Environment, toolset: Toolset) -> None:
         objects += _tools(toolset, root)
         for library in sorted(shared_libraries(objects)):
             mirror(library, root)
-        _top_links(root)
         # Where the sandbox mounts the grading environment a second time: its scripts' #! lines
         # (under /tmp bubblewrap makes it, in the run's fresh /tmp).
         if environment.prefix.parts[1] != "tmp":
@@ -140,17 +139,6 @@ def _leaving(folder: Path, skip: tuple[str, ...]) -> Callable[[str, list[str]], 
         return [n for n in names if (inside / n).as_posix() in skip]
 
     return ignore
-
-
-def _top_links(root: Path) -> None:
-    """The machine's top-level links (``/bin`` → ``usr/bin``) wherever the copy holds their target:
-    a script's ``#!/bin/sh`` and ``subprocess``'s ``/bin/sh`` find it."""
-    for entry in Path("/").iterdir():
-        copy = root / entry.name
-        if entry.is_symlink() and not os.path.lexists(copy):
-            target = os.readlink(entry)
-            if (root / Path(os.path.normpath(Path("/") / target)).relative_to("/")).exists():
-                os.symlink(target, copy)
 
 
 def _interpreter_paths(environment: Environment) -> dict[str, list[str]]:
