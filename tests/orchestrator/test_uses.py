@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
+from orchestrator.challenge.loader import challenge_warnings, load_challenge, validate
 from orchestrator.challenge.uses import Use, file_uses, python_uses, shell_programs
+from tests.cli import REPO
+
+CLOCK = REPO / "tests" / "fixtures" / "tools" / "clock"
 
 SOURCE = """\
 import os
@@ -68,3 +75,29 @@ def test_a_scripts_shebang_is_a_use() -> None:
     assert file_uses("run", b"#!/usr/bin/env -S node --x\n") == [Use("tool", "node")]
     assert file_uses("test_a.py", b"#!/usr/bin/env python3\nimport os\n") == []
     assert file_uses("data.bin", b"\x00\x01") == []
+
+
+def test_declarations_are_checked_where_they_are_written(tmp_path: Path) -> None:
+    """A tool that is a command line or a relative path, a repeat, or an unknown data name is a
+    problem at its place (with a "did you mean"); a tool this machine lacks is a warning there."""
+    root = tmp_path / "clock"
+    shutil.copytree(CLOCK, root)
+    yaml = root / "challenge.yaml"
+    original = yaml.read_text()
+    declared = "    tools: [bash]\n    data: [zoneinfo]\n"
+    bad = "    tools: [bash, 'bash -c', ./run, bash]\n    data: [zonefino, zoneinfo]\n"
+    yaml.write_text(original.replace(declared, bad))
+    assert [str(p).split("challenge.yaml:", 1)[1] for p in validate(root)] == [
+        "25:19: tool 'bash -c' holds a space: name one program (bash), not a command line (bash -c ...)",
+        "25:30: tool './run' is a relative path: name a program on PATH (git) or give its absolute path",
+        "25:37: tool 'bash' is listed twice",
+        "26:12: unknown data 'zonefino'; did you mean 'zoneinfo'? "
+        "(known: zoneinfo, ca-certificates, locales)",
+    ]
+    yaml.write_text(original.replace(declared, "    tools: [bash, no-such-tool-26]\n    data: [zoneinfo]\n"))
+    (warning,) = challenge_warnings(load_challenge(root), root)
+    assert str(warning).split("challenge.yaml:", 1)[1] == (
+        "25:19: warning: the tool 'no-such-tool-26' that this challenge's tests declare (testing: tools) "
+        "is not on this machine's PATH: install it, or declare the one the tests need; "
+        "runs here will be invalid"
+    )
