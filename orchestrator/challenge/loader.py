@@ -55,13 +55,18 @@ def validate(path: Path | str) -> list[Problem]:
 
 def challenge_warnings(challenge: Challenge, path: Path | str) -> list[Problem]:
     """What is valid yet cannot work as intended, for the valid challenge loaded from ``path``."""
-    if challenge.reference.is_dir():
-        return []
-    message = (
-        "warning: no solutions/reference/ folder: calibration needs a reference solution of every "
-        "phase (solutions/reference/<phase>/) and cannot pass without one"
-    )
-    return [Problem(str(challenge_file(Path(path))), 1, 1, message)]
+    file = str(challenge_file(Path(path)))
+    warnings = []
+    python = challenge.python_problem()
+    if python:
+        warnings.append(Problem(file, 1, 1, f"warning: {python}; its runs are refused here"))
+    if not challenge.reference.is_dir():
+        message = (
+            "warning: no solutions/reference/ folder: calibration needs a reference solution of every "
+            "phase (solutions/reference/<phase>/) and cannot pass without one"
+        )
+        warnings.append(Problem(file, 1, 1, message))
+    return warnings
 
 
 def challenge_file(path: Path) -> Path:

@@ -63,7 +63,7 @@ from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
 from orchestrator.seams import Repository
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["PytestRunner", "TestRun", "refused", "superseded_by"]
+__all__ = ["PytestRunner", "TestRun", "refused", "running", "superseded_by"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ def refused(
     superseded = superseded_by(challenge, phases)
     groups = groups if groups is not None else Membership(challenge, {})
     results = []
-    for phase_id in phases:
+    for phase_id in running(challenge, phases):
         phase = challenge.phase(phase_id)
         listed = [] if phase.command else list_tests(phase.id, phase.tests).values()
         tests = tuple(
@@ -109,12 +109,19 @@ def refused(
     return TestRun("refused", tuple(results), detail)
 
 
-def _batches(phases: list[Phase]) -> list[list[Phase]]:
-    """The pytest processes a run needs: phases with the same ``testing: args`` share one
-    (pytest's options hold for a whole process), in phase order."""
+def running(challenge: Challenge, phases: Sequence[str]) -> list[str]:
+    """The phases of a run on ``phases`` (the unlocked ones) whose tests run: the retired aside."""
+    retired = challenge.retired(phases)
+    return [phase for phase in phases if phase not in retired]
+
+
+def _batches(phases: list[Phase], current: str) -> list[list[Phase]]:
+    """The pytest processes a run needs: phases with the same ``testing: args`` (placeholders
+    filled for the run's ``current`` phase) share one (pytest's options hold for a whole
+    process), in phase order."""
     batches: dict[tuple[str, ...], list[Phase]] = {}
     for phase in phases:
-        batches.setdefault(phase.args, []).append(phase)
+        batches.setdefault(phase.arguments(current), []).append(phase)
     return list(batches.values())
 
 
@@ -212,7 +219,7 @@ class PytestRunner:
         self.repo = repo
         self.scratch = scratch
         self.environment = environment
-        self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
+        self.timeout = timeout if timeout is not None else challenge.test_run_limit
         self.sandbox = sandbox or detect_sandbox(environment.python)
         # Hidden from a test command (pytest runs see nothing of the machine): the challenge,
         # the cache of environments, and whatever else is asked (other runs).
@@ -303,7 +310,8 @@ class PytestRunner:
         for name in ("out", "harness"):
             (folder / name).mkdir()
         hidden = HiddenCopy(folder / "hidden")
-        chosen = [self.challenge.phase(p) for p in phases]
+        chosen = [self.challenge.phase(p) for p in running(self.challenge, phases)]
+        current = self.challenge.current(phases)
         broken = [
             problem
             for phase in chosen
@@ -318,7 +326,7 @@ class PytestRunner:
         if broken:
             judgements = [Judgement("tampered", [], "; ".join(broken))]
         else:
-            judgements = await self._test(folder, tree, hidden, chosen, superseded)
+            judgements = await self._test(folder, tree, hidden, chosen, superseded, current)
         # The worst status wins: one void part voids the whole run.
         order: tuple[Status, ...] = ("invalid", "tampered", "timeout", "refused", "ok")
         status: Status = min((j.status for j in judgements), key=order.index, default="ok")
@@ -346,12 +354,19 @@ class PytestRunner:
         }
 
     async def _test(
-        self, folder: Path, tree: str, hidden: HiddenCopy, chosen: list[Phase], superseded: set[str]
+        self,
+        folder: Path,
+        tree: str,
+        hidden: HiddenCopy,
+        chosen: list[Phase],
+        superseded: set[str],
+        current: str,
     ) -> list[Judgement]:
-        """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
+        """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``, in a run
+        whose latest unlocked phase is ``current``."""
         deselect = sorted(hidden.to_run(test) for test in superseded)
         planted: list[tuple[list[Phase], Canaries]] = []
-        batches = _batches([p for p in chosen if p.command is None])
+        batches = _batches([p for p in chosen if p.command is None], current)
         if batches:
             if self._warm is None:  # the warm interpreter has a copy of its own
                 for source in (BOOTSTRAP, PROBE):
@@ -372,7 +387,8 @@ class PytestRunner:
         try:
             for number, (batch, canaries) in enumerate(planted, 1):
                 name = "" if number == 1 else f"-{number}"
-                judgements.append(await self._pytest(folder, hidden, batch, deselect, canaries, name))
+                args = batch[0].arguments(current)
+                judgements.append(await self._pytest(folder, hidden, batch, args, deselect, canaries, name))
             for phase in (p for p in chosen if p.command is not None):
                 judgements.append(await self._command(folder, hidden, phase))
         finally:
@@ -398,11 +414,13 @@ class PytestRunner:
         folder: Path,
         hidden: HiddenCopy,
         phases: list[Phase],
+        extra: tuple[str, ...],
         deselect: list[str],
         canaries: Canaries,
         name: str,
     ) -> Judgement:
-        """One pytest process over ``phases`` (which share their arguments); its files are ``*<name>``."""
+        """One pytest process over ``phases``, which share their arguments ``extra``; its files are
+        ``*<name>``."""
         folders = [hidden.folder_of(p.id) for p in phases]
         places = self.sandbox.places(folder, self.environment)
         timeouts = {hidden.folder_of(p.id): p.timeout for p in phases if p.timeout}
@@ -423,7 +441,7 @@ class PytestRunner:
             tests=folders,
             deselect=deselect,
             ini=ini,
-            extra=phases[0].args,
+            extra=extra,
             name=name,
         )
         if self._warm is not None:

@@ -1,0 +1,262 @@
+"""What an imported task needs from the machine beyond Python: tools (programs) and system data.
+
+Read from the task's files, never by running them: Python files with ``ast`` (``subprocess``
+and ``os`` calls with a literal program, ``shell=True`` and the other shell runners, argv
+lists naming a well-known program, ``shutil.which("git")``, ``zoneinfo``), shell scripts by
+their command words, and shebangs. A task that runs a shell also needs the utilities its
+shell text names (``cat``, ``sleep``…), read from the string literals of its tests.
+Interpreters the grading environment provides (``python``, ``pytest``) are never tools.
+
+:class:`Needs` keeps where each need was found, so the import report can say why it is
+declared, and whether this machine has it (``shutil.which``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+__all__ = [
+    "Needs",
+    "command_words",
+    "first_unparsed",
+    "on_this_machine",
+    "shell_utilities",
+    "string_literals",
+]
+
+#: Programs the grading environment provides: never declared as tools.
+PROVIDED = {"python", "python3", "pip", "pip3", "pytest", "py.test"}
+#: Programs well known enough that an argv list starting with one is taken to run it.
+KNOWN_PROGRAMS = {
+    "bash", "sh", "zsh", "dash", "git", "node", "npm", "npx", "deno", "bun", "tsc",
+    "gcc", "g++", "cc", "c++", "clang", "clang++", "make", "cmake", "cargo", "rustc", "go",
+    "java", "javac", "ruby", "perl", "php", "lua", "sqlite3", "psql", "mysql", "curl", "wget",
+    "tar", "zip", "unzip", "gzip", "jq", "dotnet", "uv", "uvx",
+}  # fmt: skip
+#: Utilities that shell text commonly runs (not builtins of bash or dash).
+UTILITIES = {
+    "awk", "base64", "basename", "cat", "chmod", "cksum", "cmp", "cp", "cut", "date", "dd", "df",
+    "diff", "dirname", "du", "env", "expr", "find", "grep", "gzip", "head", "hostname",
+    "id", "ln", "ls", "md5sum", "mkdir", "mktemp", "mv", "nl", "od", "paste", "readlink",
+    "realpath", "rev", "rm", "rmdir", "sed", "seq", "sha1sum", "sha256sum", "sleep", "sort",
+    "split", "stat", "tac", "tail", "tar", "tee", "timeout", "touch", "tr", "truncate", "uname",
+    "uniq", "wc", "whoami", "xargs", "yes",
+}  # fmt: skip
+#: Shell keywords and builtins (bash and dash): never programs.
+_SHELL_OWN = {
+    "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
+    "in", "function", "select", "time", "!", "{", "}", "[[", "]]", "[", "test", "echo",
+    "printf", "read", "cd", "pwd", "exit", "return", "export", "unset", "set", "shift",
+    "source", ".", "eval", "exec", "local", "declare", "typeset", "readonly", "trap", "wait",
+    "true", "false", ":", "alias", "type", "command", "builtin", "let", "getopts", "umask",
+    "ulimit", "break", "continue", "hash", "jobs", "kill", "shopt", "pushd", "popd",
+}  # fmt: skip
+#: Calls that run their first argument as a shell command line.
+_SHELL_CALLS = {
+    "os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_shell",
+}  # fmt: skip
+#: Calls that run their first argument (an argv list, or one program) without a shell.
+_EXEC_CALLS = {
+    "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+    "subprocess.Popen", "asyncio.create_subprocess_exec", "os.execv", "os.execvp", "os.execvpe",
+    "os.execl", "os.execlp", "os.spawnv", "os.spawnvp", "pexpect.spawn", "shutil.which",
+}  # fmt: skip
+#: Modules whose import means the code reads the system's time-zone data.
+_ZONE_MODULES = {"zoneinfo", "pytz", "dateutil"}
+_SEPARATORS = re.compile(r"\|\||&&|[|;&\n(`]|\$\(|\bthen\b|\bdo\b|\belse\b")
+
+
+@dataclass
+class Needs:
+    """Tools and data a task needs, each with the places it was found."""
+
+    tools: dict[str, list[str]] = field(default_factory=dict)
+    data: dict[str, list[str]] = field(default_factory=dict)
+    #: whether something of the task runs a shell on text it is given
+    shell: bool = False
+
+    def tool(self, name: str, where: str) -> None:
+        """Note the program ``name`` (a path is cut to its file name), found at ``where``."""
+        program = PurePosixPath(name).name
+        if program and program not in PROVIDED and not program.startswith("python"):
+            self.tools.setdefault(program, []).append(where)
+
+    def datum(self, name: str, where: str) -> None:
+        """Note the system data ``name``, found at ``where``."""
+        self.data.setdefault(name, []).append(where)
+
+    def python(self, path: Path, where: str) -> None:
+        """What the Python file at ``path`` runs and reads."""
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            return  # the import reports files that do not parse elsewhere
+        aliases = _aliases(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                modules = (
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                )
+                if any(m.split(".")[0] in _ZONE_MODULES for m in modules):
+                    self.datum("zoneinfo", f"{where} (imports {', '.join(modules)})")
+            elif isinstance(node, ast.Call):
+                self._call(node, aliases, f"{where}:{node.lineno}")
+            elif isinstance(node, ast.List | ast.Tuple) and len(node.elts) > 1:  # an argv: a program and more
+                first = node.elts[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    program = PurePosixPath(first.value).name
+                    if program in KNOWN_PROGRAMS and (first.value.startswith("/") or "/" not in first.value):
+                        self.tool(program, f"{where}:{node.lineno}")
+                        self.shell = self.shell or program in ("bash", "sh")
+        shebang = _shebang(path)
+        if shebang:
+            self.tool(shebang, f"{where} (#!)")
+
+    def _call(self, node: ast.Call, aliases: dict[str, str], where: str) -> None:
+        name = _dotted(node.func, aliases)
+        first = node.args[0] if node.args else None
+        shell = name in _SHELL_CALLS or any(
+            k.arg == "shell" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in node.keywords
+        )
+        if shell and name in _SHELL_CALLS | _EXEC_CALLS:
+            self.shell = True
+            self.tool("sh", f"{where} (a shell command line)")
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                for word in command_words(first.value):
+                    self.tool(word, where)
+            return
+        if name not in _EXEC_CALLS or first is None:
+            return
+        if isinstance(first, ast.List | ast.Tuple) and first.elts:
+            first = first.elts[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.strip():
+            program = first.value.split()[0]
+            self.tool(program, where)
+            self.shell = self.shell or PurePosixPath(program).name in ("bash", "sh")
+
+    def script(self, text: str, where: str) -> None:
+        """What the shell script ``text`` runs: its command words and its shebang."""
+        first = text.splitlines()[0] if text else ""
+        if first.startswith("#!"):
+            self.tool(_interpreter(first), f"{where} (#!)")
+        for word in command_words(text):
+            self.tool(word, where)
+
+    def utilities(self, texts: Iterable[tuple[str, str]]) -> None:
+        """The utilities that shell text in ``texts`` ((text, where) pairs) runs; for a task that
+        runs a shell on what its tests give it."""
+        for text, where in texts:
+            for word in shell_utilities(text):
+                self.tool(word, where)
+
+
+def command_words(script: str) -> list[str]:
+    """The programs a shell script runs: the first word of each command, keywords, builtins,
+    assignments, functions it defines and paths to its own files (``/tests/…``, ``./…``) aside."""
+    defined = set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)", script, re.MULTILINE))
+    words: list[str] = []
+    for line in script.splitlines():
+        code = line.split("#", 1)[0] if not line.lstrip().startswith("#!") else ""
+        for part in _SEPARATORS.split(code):
+            tokens = part.strip().lstrip("({!").split()
+            while tokens and ("=" in tokens[0] and not tokens[0].startswith("=")):
+                tokens = tokens[1:]  # VAR=value before the command
+            if not tokens:
+                continue
+            word = tokens[0].strip("\"'")
+            if (
+                word in _SHELL_OWN
+                or word in defined
+                or not re.fullmatch(r"[A-Za-z0-9_./+-]+", word)
+                or word.startswith(("./", "../", "/tests", "/app", "/logs", "$"))
+                or word.endswith((".sh", ".py"))
+            ):
+                continue
+            if word not in words:
+                words.append(word)
+    return words
+
+
+def shell_utilities(text: str) -> list[str]:
+    """The well-known utilities (:data:`UTILITIES`, ``sh``, ``bash``) that shell text runs. A
+    single word or tab-separated text is taken for data (a key, a table), not a command line."""
+    if not re.search(r"\S\s", text.strip()) or "\t" in text:
+        return []
+    return [w for w in command_words(text) if w in UTILITIES or w in ("sh", "bash")]
+
+
+def string_literals(path: Path) -> list[str]:
+    """The string constants of the Python file at ``path`` (none when it does not parse)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return []
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """Local names bound by ``from subprocess import run`` and the like, to their dotted names."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+    return out
+
+
+def _dotted(node: ast.expr, aliases: dict[str, str]) -> str:
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id, node.id)
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value, aliases)}.{node.attr}"
+    return ""
+
+
+def _shebang(path: Path) -> str:
+    """The program a file's ``#!`` line names ("" for none)."""
+    try:
+        with path.open("rb") as file:
+            first = file.readline(200).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return _interpreter(first) if first.startswith("#!") else ""
+
+
+def _interpreter(line: str) -> str:
+    """``#!/usr/bin/env bash`` → ``bash``; ``#!/bin/sh -e`` → ``sh``."""
+    words = line[2:].split()
+    if not words:
+        return ""
+    if PurePosixPath(words[0]).name == "env":
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        return rest[0] if rest else "env"
+    return words[0]
+
+
+def on_this_machine(tool: str) -> bool:
+    """Whether this machine has the program ``tool`` on its ``PATH``."""
+    return shutil.which(tool) is not None
+
+
+def first_unparsed(root: Path, files: Iterable[Path]) -> str:
+    """The first of ``files`` this Python cannot parse, and why, in words, with its path relative
+    to ``root`` ("" when all parse): code written for a newer Python."""
+    for path in files:
+        try:
+            ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except SyntaxError as error:
+            return f"{path.relative_to(root).as_posix()}:{error.lineno} does not parse ({error.msg})"
+        except (UnicodeDecodeError, ValueError):
+            continue
+    return ""
