@@ -232,6 +232,13 @@ class Retirement(_Strict):
     )
 
 
+def _retire_shorthand(value: Any) -> Any:
+    """``retire:`` is ``on-next-unlock`` or ``{on-unlock: <phase>}``; any other text says so."""
+    if isinstance(value, str) and value != "on-next-unlock":
+        raise ValueError(f"expected on-next-unlock or {{on-unlock: <a later phase>}}, got {value!r}")
+    return value
+
+
 class PhaseModel(_Strict):
     """A phase: the hidden tests it adds to the suite, and how much it weighs."""
 
@@ -278,13 +285,15 @@ class PhaseModel(_Strict):
             "starter); the phase's other tests are its changed requirement."
         ),
     )
-    retire: Literal["on-next-unlock"] | Retirement | None = Field(
-        None,
-        description=(
-            "Stop running this phase's tests once a later phase unlocks (on-next-unlock) or once the "
-            "named one does ({on-unlock: phase}); the phase is then scored on its last run before "
-            "that, and the report says it was retired."
-        ),
+    retire: Annotated[Literal["on-next-unlock"] | Retirement | None, BeforeValidator(_retire_shorthand)] = (
+        Field(
+            None,
+            description=(
+                "Stop running this phase's tests once a later phase unlocks (on-next-unlock) or once the "
+                "named one does ({on-unlock: phase}); the phase is then scored on its last run before "
+                "that, and the report says it was retired."
+            ),
+        )
     )
 
 

@@ -313,10 +313,10 @@ class Semantics:
         target = model.retire.on_unlock
         if target not in later:
             known = ", ".join(later) or "none"
+            hint = "" if target in ids else did_you_mean(target, later)
             self.report(
                 ("phases", index, "retire", "on-unlock"),
-                f"{target!r} must be a phase after {phase_id}{did_you_mean(target, later)} "
-                f"(later phases: {known})",
+                f"{target!r} must be a phase after {phase_id}{hint} (later phases: {known})",
             )
             return None
         return target

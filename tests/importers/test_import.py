@@ -76,12 +76,14 @@ def test_slopcode_maps_checkpoints_groups_options_and_support(imports: dict[str,
     assert challenge["testing"] == {
         "support": "tests/support",
         "ini": "tests/pytest.ini",
-        "args": ["--entrypoint", "python wordstat.py"],
+        "args": ["--entrypoint", "python wordstat.py", "--checkpoint", "{current}"],
         "timeout": 20,
+        "isolation": "subprocess",
     }
     one, two, three = (phase(challenge, f"checkpoint_{n}") for n in (1, 2, 3))
-    assert one["testing"] == {"args": ["--checkpoint", "checkpoint_1"]}
-    assert three["testing"] == {"args": ["--checkpoint", "checkpoint_3"], "timeout": 30}
+    assert "testing" not in one
+    assert three["testing"] == {"timeout": 30}
+    assert not any("retire" in p for p in (one, two, three))  # every checkpoint includes prior tests
     assert sorted(one["groups"]) == ["core", "error"]
     assert sorted(two["groups"]) == ["core", "error", "functionality"]
     assert sorted(three["groups"]) == ["core", "functionality", "regression"]
