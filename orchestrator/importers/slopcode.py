@@ -318,6 +318,9 @@ def draft_slopcode(source: Path) -> Draft:
         "initial_briefing": briefing,
         "phases": phases,
         "triggers": advance_on_turn_end(names, specs, "checkpoint"),
+        # The benchmark bounds each test (pytest-timeout) and each checkpoint's agent (an hour in
+        # its agent configs), never a whole test run: a run of many checkpoints' tests takes minutes.
+        "limits": {"session": f"{len(names)}h", "agent_turn": "1h", "test_run": "30min"},
         "testing": testing_all,
     }
     requirements = _requirements(config, test_dir, solutions, out)
@@ -341,6 +344,8 @@ def draft_slopcode(source: Path) -> Draft:
         "benchmark's precedence (error, regression, the config's markers, functionality, else core)",
         "pass policy core-cases → passes: [core] (edit passes: for all-cases)",
         "timeout (per test) → testing.timeout; a checkpoint's timeout → its testing.timeout",
+        "no limit on a whole test run (the benchmark bounds each test) → limits.test_run 30min; an hour "
+        f"per checkpoint (its agent configs' timeout) → limits.agent_turn 1h, limits.session {len(names)}h",
         "the agent's turn ending → the checkpoint's verdict: passed, the next spec; not passed, "
         "the next spec after 'moving on' (a deadline trigger)",
     ]
