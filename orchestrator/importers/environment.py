@@ -14,8 +14,11 @@ declared, and whether this machine has it (``shutil.which``).
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import re
+import shlex
 import shutil
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -25,6 +28,7 @@ __all__ = [
     "command_words",
     "first_unparsed",
     "on_this_machine",
+    "shell_functions",
     "shell_utilities",
     "string_literals",
 ]
@@ -67,6 +71,8 @@ _EXEC_CALLS = {
     "subprocess.Popen", "asyncio.create_subprocess_exec", "os.execv", "os.execvp", "os.execvpe",
     "os.execl", "os.execlp", "os.spawnv", "os.spawnvp", "pexpect.spawn", "shutil.which",
 }  # fmt: skip
+#: Programs that install or fetch at run time: never declared as tools (the sandbox has no network).
+INSTALLERS = {"apt-get", "apt", "apk", "yum", "dnf", "pip", "pip3", "npm", "curl", "wget", "uv", "uvx"}
 #: Modules whose import means the code reads the system's time-zone data.
 _ZONE_MODULES = {"zoneinfo", "pytz", "dateutil"}
 _SEPARATORS = re.compile(r"\|\||&&|[|;&\n(`]|\$\(|\bthen\b|\bdo\b|\belse\b")
@@ -82,9 +88,10 @@ class Needs:
     shell: bool = False
 
     def tool(self, name: str, where: str) -> None:
-        """Note the program ``name`` (a path is cut to its file name), found at ``where``."""
+        """Note the program ``name`` (a path is cut to its file name), found at ``where``; an
+        installer (:data:`INSTALLERS`) is what an import reports as an install, not a tool."""
         program = PurePosixPath(name).name
-        if program and program not in PROVIDED and not program.startswith("python"):
+        if program and program not in PROVIDED | INSTALLERS and not program.startswith("python"):
             self.tools.setdefault(program, []).append(where)
 
     def datum(self, name: str, where: str) -> None:
@@ -141,13 +148,15 @@ class Needs:
             self.tool(program, where)
             self.shell = self.shell or PurePosixPath(program).name in ("bash", "sh")
 
-    def script(self, text: str, where: str) -> None:
-        """What the shell script ``text`` runs: its command words and its shebang."""
+    def script(self, text: str, where: str, functions: Iterable[str] = ()) -> None:
+        """What the shell script ``text`` runs: its command words and its shebang; ``functions``
+        are defined by scripts it sources (never programs)."""
         first = text.splitlines()[0] if text else ""
         if first.startswith("#!"):
             self.tool(_interpreter(first), f"{where} (#!)")
         for word in command_words(text):
-            self.tool(word, where)
+            if word not in functions:
+                self.tool(word, where)
 
     def utilities(self, texts: Iterable[tuple[str, str]]) -> None:
         """The utilities that shell text in ``texts`` ((text, where) pairs) runs; for a task that
@@ -157,10 +166,15 @@ class Needs:
                 self.tool(word, where)
 
 
+def shell_functions(script: str) -> set[str]:
+    """The functions a shell script defines (``name() {`` or ``function name``)."""
+    return set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)", script, re.MULTILINE))
+
+
 def command_words(script: str) -> list[str]:
     """The programs a shell script runs: the first word of each command, keywords, builtins,
     assignments, functions it defines and paths to its own files (``/tests/…``, ``./…``) aside."""
-    defined = set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)", script, re.MULTILINE))
+    defined = shell_functions(script)
     words: list[str] = []
     for line in script.splitlines():
         code = line.split("#", 1)[0] if not line.lstrip().startswith("#!") else ""
@@ -260,3 +274,65 @@ def first_unparsed(root: Path, files: Iterable[Path]) -> str:
         except (UnicodeDecodeError, ValueError):
             continue
     return ""
+
+
+@dataclass(frozen=True)
+class Install:
+    """A package a task's image or script installs: with which manager, and where it says so."""
+
+    manager: str  # "apt-get", "apk", "pip" or "npm"
+    package: str
+    where: str
+
+    def command(self) -> str:
+        """The install line a user would run for it on this machine."""
+        return {
+            "apt-get": f"apt-get install -y {self.package}",
+            "apk": f"apk add {self.package}",
+            "pip": f"pip install {shlex.quote(self.package)}",
+            "npm": f"npm install -g {self.package}",
+        }[self.manager]
+
+    def present(self) -> bool:
+        """Whether this machine has it: a Debian package installed, a Python distribution in
+        changeup's environment, a program of that name on the ``PATH``."""
+        name = re.split(r"[\s<>=!~\[;@]", self.package, maxsplit=1)[0]
+        if self.manager == "apt-get" and shutil.which("dpkg-query"):
+            found = subprocess.run(
+                ["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True, check=False
+            )
+            return found.stdout.endswith("installed")
+        if self.manager == "pip":
+            try:
+                importlib.metadata.distribution(name)
+            except importlib.metadata.PackageNotFoundError:
+                return False
+            return True
+        return shutil.which(name) is not None
+
+
+_INSTALL = {
+    "apt-get": re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\s+(.*)"),
+    "apk": re.compile(r"\bapk\s+add\s+(.*)"),
+    "pip": re.compile(r"\b(?:pip3?|python3?\s+-m\s+pip|uv\s+pip)\s+install\s+(.*)"),
+    "npm": re.compile(r"\bnpm\s+(?:install|i)\s+(?:-g|--global)\s+(.*)"),
+}
+
+
+def installs(script: str, where: str) -> list[Install]:
+    """The packages a shell script (a Dockerfile's ``RUN`` lines, a ``test.sh``) installs."""
+    found: list[Install] = []
+    joined = script.replace("\\\n", " ")
+    for command in re.split(r"&&|;|\|\||\n", joined):
+        for manager, pattern in _INSTALL.items():
+            match = pattern.search(command)
+            if match is None:
+                continue
+            words = match.group(1).split()
+            for before, word in zip(["", *words], words, strict=False):
+                if before in ("-r", "--requirement", "-c", "--constraint", "-e", "--editable"):
+                    continue  # a file or a folder, not a package
+                if word.startswith(("-", "$", "/", ".", ">", "2>")):
+                    continue
+                found.append(Install(manager, word, where))
+    return found

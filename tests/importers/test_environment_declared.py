@@ -14,6 +14,7 @@ import yaml
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.importers import import_task
+from orchestrator.importers.harbor import draft_harbor
 from orchestrator.importers.slopcode import draft_slopcode
 from tests.cli import REPO, changeup
 from tests.importers.test_import import FIXTURES
@@ -188,3 +189,38 @@ def test_calibration_plans_impostors_only_where_the_tests_import_the_workspace(t
     conftest = dest / "tests" / "support" / "conftest.py"
     conftest.write_text(conftest.read_text() + "\nimport importlib\n")
     assert process_boundary(load_challenge(dest)) == ""
+
+
+DOCKERFILE = """\
+FROM python:3.12-slim
+RUN apt-get update && apt-get install -y --no-install-recommends \\
+        git no-such-package-anywhere \\
+    && rm -rf /var/lib/apt/lists/*
+RUN pip install --no-cache-dir pytest==8.4.1 requests -r /tmp/requirements.txt
+WORKDIR /srv/task
+"""
+UVX_TEST = """\
+#!/bin/bash
+source /tests/lib.sh
+git --version >/dev/null && uvx --with pandas pytest /tests/test_outputs.py && reward 1 || reward 0
+"""
+
+
+def test_harbor_declares_what_the_image_installs_and_the_verifiers_run(tmp_path: Path) -> None:
+    """The Dockerfile's packages: a Debian one this machine lacks is named with its install line,
+    pip ones join the requirements (pytest is changeup's own); its WORKDIR is where each verifier
+    starts; a test.sh running git and uvx declares git and says uvx needs a network it has not."""
+    source = Path(shutil.copytree(FIXTURES / "harbor" / "greeter", tmp_path / "greeter"))
+    (source / "environment" / "Dockerfile").write_text(DOCKERFILE)
+    (source / "tests" / "test.sh").write_text(UVX_TEST)
+    draft = draft_harbor(source)
+    assert draft.challenge["testing"]["tools"] == ["bash", "git", "mkdir"]
+    assert draft.challenge["requirements"] == ["requests"]
+    assert all(p["verifier"] == {"workdir": "/srv/task"} for p in draft.challenge["phases"])
+    lacking = (
+        "environment/Dockerfile installs no-such-package-anywhere (apt-get); this machine lacks it: "
+        "`apt-get install -y no-such-package-anywhere`"
+    )
+    assert lacking in draft.dropped
+    assert not any("installs git" in line for line in draft.dropped)  # this machine has git
+    assert any(line.startswith("tests/test.sh runs uv/uvx, which downloads") for line in draft.dropped)
