@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 GOAL = 14  # of the 16 complete problems, issue 26
 
 
@@ -113,6 +115,14 @@ def named(report: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def declared(dest: Path) -> str:
+    """What the import declared of the environment (tools, data), for a reader of a shortfall: a
+    test that fails on a missing program may wait for the grading sandbox to provide it."""
+    testing = yaml.safe_load((dest / "challenge.yaml").read_text())["challenge"].get("testing", {})
+    needs = [f"{key}: {', '.join(testing[key])}" for key in ("tools", "data") if testing.get(key)]
+    return f" [declared {'; '.join(needs)}]" if needs else ""
+
+
 def run_one(source: Path, problem: str, work: Path, calibrate: bool) -> Outcome:
     """Extract, import and run one problem's reference."""
     started = time.monotonic()
@@ -135,7 +145,7 @@ def run_one(source: Path, problem: str, work: Path, calibrate: bool) -> Outcome:
         return Outcome(problem, state, None, seconds, _last(ran.stderr or ran.stdout, 4))
     report = json.loads(reports[0].read_text())
     full = report["score"]["full_success"]
-    missing = "" if full else named(report)
+    missing = "" if full else named(report) + declared(dest)
     if calibrate and ran.returncode != 0:
         misses = [line for line in ran.stdout.splitlines() if line.startswith("MISS")]
         missing = "; ".join([missing, *misses] if missing else misses)
