@@ -60,6 +60,8 @@ _SHELL_OWN = {
     "true", "false", ":", "alias", "type", "command", "builtin", "let", "getopts", "umask",
     "ulimit", "break", "continue", "hash", "jobs", "kill", "shopt", "pushd", "popd",
 }  # fmt: skip
+#: Words a command may follow on its line: ``if diff a b``, ``! grep x``, ``time make``.
+_LEADERS = {"if", "elif", "while", "until", "!", "time", "then", "do", "else", "{"}
 #: Calls that run their first argument as a shell command line.
 _SHELL_CALLS = {
     "os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
@@ -180,8 +182,9 @@ def command_words(script: str) -> list[str]:
         code = line.split("#", 1)[0] if not line.lstrip().startswith("#!") else ""
         for part in _SEPARATORS.split(code):
             tokens = part.strip().lstrip("({!").split()
-            while tokens and ("=" in tokens[0] and not tokens[0].startswith("=")):
-                tokens = tokens[1:]  # VAR=value before the command
+            # VAR=value before the command, and the keywords a command follows (if diff ...)
+            while tokens and (("=" in tokens[0] and not tokens[0].startswith("=")) or tokens[0] in _LEADERS):
+                tokens = tokens[1:]
             if not tokens:
                 continue
             word = tokens[0].strip("\"'")

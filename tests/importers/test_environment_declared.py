@@ -14,6 +14,7 @@ import yaml
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.importers import import_task
+from orchestrator.importers.environment import command_words
 from orchestrator.importers.harbor import draft_harbor
 from orchestrator.importers.slopcode import draft_slopcode
 from tests.cli import REPO, changeup
@@ -224,3 +225,22 @@ def test_harbor_declares_what_the_image_installs_and_the_verifiers_run(tmp_path:
     assert lacking in draft.dropped
     assert not any("installs git" in line for line in draft.dropped)  # this machine has git
     assert any(line.startswith("tests/test.sh runs uv/uvx, which downloads") for line in draft.dropped)
+
+
+@pytest.mark.parametrize(
+    ("script", "words"),
+    [
+        (
+            "if diff -u want got && python3 -m pytest; then echo 1 > r; else echo 0 > r; fi",
+            ["diff", "python3"],
+        ),
+        ("while read x; do grep -q a $x; done\nif ! cmp a b; then touch c; fi", ["grep", "cmp", "touch"]),
+        ("FOO=1 BAR=2 make all | tee log  # and a comment naming rm", ["make", "tee"]),
+        ("reward() { echo $1 > /logs/verifier/reward.txt; }\nreward 1\n/tests/run.sh\n./go.sh", []),
+        ('echo "$(cat input.txt)" `date`', ["cat", "date"]),
+    ],
+)
+def test_the_programs_a_shell_script_runs(script: str, words: list[str]) -> None:
+    """The first word of each command: after keywords and assignments, never a builtin, a function
+    the script defines, a path to the task's own files, or a word in a comment."""
+    assert command_words(script) == words
