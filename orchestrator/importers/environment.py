@@ -73,8 +73,8 @@ _EXEC_CALLS = {
     "subprocess.Popen", "asyncio.create_subprocess_exec", "os.execv", "os.execvp", "os.execvpe",
     "os.execl", "os.execlp", "os.spawnv", "os.spawnvp", "pexpect.spawn", "shutil.which",
 }  # fmt: skip
-#: Programs that install or fetch at run time: never declared as tools (the sandbox has no network).
-INSTALLERS = {"apt-get", "apt", "apk", "yum", "dnf", "pip", "pip3", "npm", "curl", "wget", "uv", "uvx"}
+#: Package managers: never declared as tools (what they install is reported instead, see :func:`installs`).
+INSTALLERS = {"apt-get", "apt", "apk", "yum", "dnf", "pip", "pip3", "npm"}
 #: Modules whose import means the code reads the system's time-zone data.
 _ZONE_MODULES = {"zoneinfo", "pytz", "dateutil"}
 _SEPARATORS = re.compile(r"\|\||&&|[|;&\n(`]|\$\(|\bthen\b|\bdo\b|\belse\b")

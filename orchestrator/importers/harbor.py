@@ -148,10 +148,11 @@ def _needs(source: Path, test_folders: list[Path], runs: str, out: Draft) -> dic
             text = scripts[path]
             needs.script(text, where, functions)
             found += installs(text, where)
-            if re.search(r"\buvx?\b", text):
+            if re.search(r"\buvx?\b|\b(curl|wget)\b[^\n]*https?://", text):
                 out.dropped.append(
-                    f"{where} runs uv/uvx, which downloads what it runs, and the sandbox has no network: "
-                    "run the program itself (e.g. pytest), its packages in requirements"
+                    f"{where} downloads at run time (uv/uvx, curl or wget from the network), and the sandbox "
+                    "has no network: install what it fetches on this machine, and run the program itself "
+                    "(e.g. pytest, its packages in requirements)"
                 )
     declared: dict[str, Any] = {}
     if needs.tools:

@@ -215,7 +215,7 @@ def test_harbor_declares_what_the_image_installs_and_the_verifiers_run(tmp_path:
     (source / "environment" / "Dockerfile").write_text(DOCKERFILE)
     (source / "tests" / "test.sh").write_text(UVX_TEST)
     draft = draft_harbor(source)
-    assert draft.challenge["testing"]["tools"] == ["bash", "git", "mkdir"]
+    assert draft.challenge["testing"]["tools"] == ["bash", "git", "mkdir", "uvx"]
     assert draft.challenge["requirements"] == ["requests"]
     assert all(p["verifier"] == {"workdir": "/srv/task"} for p in draft.challenge["phases"])
     lacking = (
@@ -224,7 +224,7 @@ def test_harbor_declares_what_the_image_installs_and_the_verifiers_run(tmp_path:
     )
     assert lacking in draft.dropped
     assert not any("installs git" in line for line in draft.dropped)  # this machine has git
-    assert any(line.startswith("tests/test.sh runs uv/uvx, which downloads") for line in draft.dropped)
+    assert any(line.startswith("tests/test.sh downloads at run time (uv/uvx") for line in draft.dropped)
 
 
 @pytest.mark.parametrize(
