@@ -8,7 +8,10 @@ workspace. It copies each phase's tests to ``<run>/hidden/<phase>_<random>``
 the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``): under bubblewrap and
 inside ``async with runner``, as a fork of the session's warm interpreter (``warm.py``);
 otherwise in a fresh interpreter, as every weaker sandbox does. A ``command:`` phase runs its
-command instead, a verifier with its task's mounts (``verifier.py``). A listed test that
+command instead, a verifier with its task's mounts (``verifier.py``). A phase retired by a later
+one's unlocking (``retire:``) is not run; the others get their ``testing: args`` with
+``{current}``, the latest of the run's phases, filled in (the run's phases are the engine's
+decision, logged, so a replay or re-score fills them the same). A listed test that
 did not report is *missing* and a skipped hidden test counts as failed: a hidden test passes
 only by running. Whatever the run's status, the policy (``policy.py``) decides whether its
 verdicts count; those that do not are voided here, before anyone reads them.
