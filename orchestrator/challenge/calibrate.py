@@ -3,10 +3,12 @@
 For each challenge: the reference must reach full marks with its triggers firing as
 designed and none of the effects the challenge prohibits; on the starter workspace every
 phase's changed-requirement tests must fail; every broken variant must fail exactly the
-tests and rubric criteria it declares; every impostor
-(the reference returning doubles equal to anything, ``agents/impostor.py``) must fall short
-of full marks; and the reference must do it again, ``trials`` more times, to catch flaky
-tests. A challenge without a reference solution fails at once, with no run.
+tests and rubric criteria it declares; every impostor (the reference returning doubles
+equal to anything, ``agents/impostor.py``) must fall short of full marks, unless the hidden
+tests see the program only across a process boundary (``isolation.py``: then none is
+planned, and the table says why); and the reference must do it again, ``trials`` more
+times, to catch flaky tests. A challenge without a reference solution fails at once, with
+no run.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import anyio
 
 from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
+from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading.diagnosis import missing_in
 from orchestrator.grading.policy import counts
@@ -239,13 +242,15 @@ def _plan(challenge: Challenge, trials: int) -> list[str]:
     """The runs that calibrate ``challenge``; without a reference solution, only the one that says so."""
     if not challenge.reference.is_dir():
         return ["reference"]
+    # A double of a result can fool only tests that call the agent's code in their own
+    # process: across a process boundary (a test command, a program the tests start) it is
+    # never seen, and the table says why no impostor ran.
+    impostors = ["impostors"] if process_boundary(challenge) else [f"impostor/{kind}" for kind in IMPOSTORS]
     return [
         "reference",
         "starter",
         *(f"broken/{b.name}" for b in challenge.model.calibration.broken),
-        # A double of a result can fool only tests that call the agent's code in their own
-        # process: a test command sees it through a process boundary (output, files).
-        *(f"impostor/{kind}" for kind in IMPOSTORS if any(p.command is None for p in challenge.phases)),
+        *impostors,
         *(f"reference #{n}" for n in range(2, trials + 2)),
     ]
 
@@ -255,6 +260,11 @@ async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Che
         # Every other run applies or compares against the reference: none of them can pass.
         got = "no solutions/reference/ folder: nothing to calibrate against, so no run was made"
         return Check(challenge.id, label, "a reference solution", got, False)
+    if challenge.python_problem():  # every run would be refused
+        return Check(challenge.id, label, "a Python the challenge runs on", challenge.python_problem(), False)
+    if label == "impostors":
+        got = f"not planned: {process_boundary(challenge)}"
+        return Check(challenge.id, label, "each falls short of full marks", got, True)
     try:
         if label == "starter":
             return await _starter_check(challenge, out)

@@ -56,10 +56,13 @@ def validate(path: Path | str) -> list[Problem]:
 
 def challenge_warnings(challenge: Challenge, path: Path | str) -> list[Problem]:
     """What is valid yet cannot work as intended, for the valid challenge loaded from ``path``: no
-    reference solution; tools or data the hidden tests use and do not declare, or declare and
-    this machine lacks (``uses.py``)."""
+    reference solution; a Python it does not run on; tools or data the hidden tests use and do not
+    declare, or declare and this machine lacks (``uses.py``)."""
     file = challenge_file(Path(path))
     found = [*declared_problems(challenge, file), *undeclared_uses(challenge, file)]
+    python = challenge.python_problem()
+    if python:
+        found.insert(0, Problem(str(file), 1, 1, f"warning: {python}; its runs are refused here"))
     if challenge.reference.is_dir():
         return found
     message = (

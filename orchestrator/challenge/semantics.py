@@ -13,6 +13,8 @@ import dataclasses
 import re
 from pathlib import Path, PurePosixPath
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from orchestrator.challenge.model import (
     DATA_SETS,
     IDENTIFIER,
@@ -25,6 +27,7 @@ from orchestrator.challenge.model import (
     seed_phase_name,
 )
 from orchestrator.challenge.overlays import overlay_problems
+from orchestrator.challenge.placeholders import placeholder_problems
 from orchestrator.challenge.sourcemap import Path_, Problem, SourceMap, load_yaml
 from orchestrator.grading.groups import GroupExpressionError, compile_markers
 from orchestrator.grading.testids import TestFileError, covers, list_tests
@@ -283,8 +286,11 @@ class Semantics:
                     verifier=model.verifier if model else None,
                     tools=tuple(dict.fromkeys([*testing.tools, *(own.tools if own else ())])),
                     data=tuple(dict.fromkeys([*testing.data, *(own.data if own else ())])),
+                    retired_from=self._retired_from(phase_id, ids),
                 )
             )
+        self._arguments()
+        self._requires_python()
         if testing.support is not None and not (self.root / testing.support).is_dir():
             missing = f"missing support folder {testing.support}/ (relative to the challenge folder)"
             self.report(("testing", "support"), missing)
@@ -292,6 +298,59 @@ class Semantics:
             missing = f"missing ini file {testing.ini} (relative to the challenge folder)"
             self.report(("testing", "ini"), missing)
         return phases
+
+    def _retired_from(self, phase_id: str, ids: list[str]) -> str | None:
+        """The first phase whose unlocking retires ``phase_id`` (its ``retire:``), checked to come later."""
+        index, model = next(
+            ((i, p) for i, p in enumerate(self.model.phases or []) if p.id == phase_id), (0, None)
+        )
+        if model is None or model.retire is None:
+            return None
+        later = ids[ids.index(phase_id) + 1 :]
+        if model.retire == "on-next-unlock":
+            if not later:
+                self.report(
+                    ("phases", index, "retire"), f"{phase_id} is the last phase: no later phase retires it"
+                )
+                return None
+            return later[0]
+        target = model.retire.on_unlock
+        if target not in later:
+            known = ", ".join(later) or "none"
+            hint = "" if target in ids else did_you_mean(target, later)
+            self.report(
+                ("phases", index, "retire", "on-unlock"),
+                f"{target!r} must be a phase after {phase_id}{hint} (later phases: {known})",
+            )
+            return None
+        return target
+
+    def _arguments(self) -> None:
+        """Each ``testing: args`` item holds only the placeholders {phase} and {current}."""
+        places: list[tuple[Path_, list[str]]] = [(("testing", "args"), self.model.testing.args)]
+        places += [
+            (("phases", i, "testing", "args"), phase.testing.args)
+            for i, phase in enumerate(self.model.phases or [])
+        ]
+        for path, args in places:
+            for j, text in enumerate(args):
+                for column, message in placeholder_problems(text):
+                    full = (*_ROOT, *path, j)
+                    where = self.source.inside(full, column, text) or self.source.problem(full, "")
+                    self.problems.append(Problem(where.file, where.line, where.column, message))
+
+    def _requires_python(self) -> None:
+        text = self.model.testing.requires_python
+        if text is None:
+            return
+        try:
+            SpecifierSet(text)
+        except InvalidSpecifier:
+            self.report(
+                ("testing", "requires_python"),
+                f"{text!r} is not a version specifier: write one as pyproject's requires-python does, "
+                "e.g. '>=3.12'",
+            )
 
     def _groups(self) -> None:
         """Each group is one of markers or test globs; a policy names declared groups; a verifier

@@ -8,7 +8,10 @@ workspace. It copies each phase's tests to ``<run>/hidden/<phase>_<random>``
 the hardened harness (``harness.py``) inside the sandbox (``sandbox.py``): under bubblewrap and
 inside ``async with runner``, as a fork of the session's warm interpreter (``warm.py``);
 otherwise in a fresh interpreter, as every weaker sandbox does. A ``command:`` phase runs its
-command instead, a verifier with its task's mounts (``verifier.py``). A listed test that
+command instead, a verifier with its task's mounts (``verifier.py``). A phase retired by a later
+one's unlocking (``retire:``) is not run; the others get their ``testing: args`` with
+``{current}``, the latest of the run's phases, filled in (the run's phases are the engine's
+decision, logged, so a replay or re-score fills them the same). A listed test that
 did not report is *missing* and a skipped hidden test counts as failed: a hidden test passes
 only by running. Whatever the run's status, the policy (``policy.py``) decides whether its
 verdicts count; those that do not are voided here, before anyone reads them.
@@ -66,7 +69,7 @@ from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
 from orchestrator.seams import Repository
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["PytestRunner", "TestRun", "refused", "superseded_by"]
+__all__ = ["PytestRunner", "TestRun", "refused", "running", "superseded_by"]
 
 #: How a test command drops to the test user as root under bubblewrap (copied beside the bootstrap).
 LAUNCH = Path(__file__).with_name("launch.py")
@@ -102,7 +105,7 @@ def refused(
     superseded = superseded_by(challenge, phases)
     groups = groups if groups is not None else Membership(challenge, {})
     results = []
-    for phase_id in phases:
+    for phase_id in running(challenge, phases):
         phase = challenge.phase(phase_id)
         listed = [] if phase.command else list_tests(phase.id, phase.tests).values()
         tests = tuple(
@@ -115,12 +118,19 @@ def refused(
     return TestRun("refused", tuple(results), detail)
 
 
-def _batches(phases: list[Phase]) -> list[list[Phase]]:
-    """The pytest processes a run needs: phases with the same ``testing: args`` share one
-    (pytest's options hold for a whole process), in phase order."""
+def running(challenge: Challenge, phases: Sequence[str]) -> list[str]:
+    """The phases of a run on ``phases`` (the unlocked ones) whose tests run: the retired aside."""
+    retired = challenge.retired(phases)
+    return [phase for phase in phases if phase not in retired]
+
+
+def _batches(phases: list[Phase], current: str) -> list[list[Phase]]:
+    """The pytest processes a run needs: phases with the same ``testing: args`` (placeholders
+    filled for the run's ``current`` phase) share one (pytest's options hold for a whole
+    process), in phase order."""
     batches: dict[tuple[str, ...], list[Phase]] = {}
     for phase in phases:
-        batches.setdefault(phase.args, []).append(phase)
+        batches.setdefault(phase.arguments(current), []).append(phase)
     return list(batches.values())
 
 
@@ -217,7 +227,7 @@ class PytestRunner:
         self.repo = repo
         self.scratch = scratch
         self.environment = environment
-        self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
+        self.timeout = timeout if timeout is not None else challenge.test_run_limit
         self.sandbox = sandbox or detect_sandbox(environment.python)
         #: what the tests declare beyond Python (every phase's: one private root serves them all)
         self.needs = needs_of(challenge)
@@ -315,7 +325,8 @@ class PytestRunner:
         for name in ("out", "harness"):
             (folder / name).mkdir()
         hidden = HiddenCopy(folder / "hidden")
-        chosen = [self.challenge.phase(p) for p in phases]
+        chosen = [self.challenge.phase(p) for p in running(self.challenge, phases)]
+        current = self.challenge.current(phases)
         broken = [
             problem
             for phase in chosen
@@ -330,7 +341,7 @@ class PytestRunner:
         if broken:
             judgements = [Judgement("tampered", [], "; ".join(broken))]
         else:
-            judgements = await self._test(folder, tree, hidden, chosen, superseded)
+            judgements = await self._test(folder, tree, hidden, chosen, superseded, current)
         # The worst status wins: one void part voids the whole run.
         order: tuple[Status, ...] = ("invalid", "tampered", "timeout", "refused", "ok")
         status: Status = min((j.status for j in judgements), key=order.index, default="ok")
@@ -370,12 +381,19 @@ class PytestRunner:
         }
 
     async def _test(
-        self, folder: Path, tree: str, hidden: HiddenCopy, chosen: list[Phase], superseded: set[str]
+        self,
+        folder: Path,
+        tree: str,
+        hidden: HiddenCopy,
+        chosen: list[Phase],
+        superseded: set[str],
+        current: str,
     ) -> list[Judgement]:
-        """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
+        """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``, in a run
+        whose latest unlocked phase is ``current``."""
         deselect = sorted(hidden.to_run(test) for test in superseded)
         planted: list[tuple[list[Phase], Canaries]] = []
-        batches = _batches([p for p in chosen if p.command is None])
+        batches = _batches([p for p in chosen if p.command is None], current)
         if batches:
             if self._warm is None:  # the warm interpreter has a copy of its own
                 for source in (BOOTSTRAP, PROBE):
@@ -396,7 +414,8 @@ class PytestRunner:
         try:
             for number, (batch, canaries) in enumerate(planted, 1):
                 name = "" if number == 1 else f"-{number}"
-                judgements.append(await self._pytest(folder, hidden, batch, deselect, canaries, name))
+                args = batch[0].arguments(current)
+                judgements.append(await self._pytest(folder, hidden, batch, args, deselect, canaries, name))
             for phase in (p for p in chosen if p.command is not None):
                 judgements.append(await self._command(folder, hidden, phase))
         finally:
@@ -420,11 +439,13 @@ class PytestRunner:
         folder: Path,
         hidden: HiddenCopy,
         phases: list[Phase],
+        extra: tuple[str, ...],
         deselect: list[str],
         canaries: Canaries,
         name: str,
     ) -> Judgement:
-        """One pytest process over ``phases`` (which share their arguments); its files are ``*<name>``."""
+        """One pytest process over ``phases``, which share their arguments ``extra``; its files are
+        ``*<name>``."""
         folders = [hidden.folder_of(p.id) for p in phases]
         places = self.sandbox.places(folder, self.environment)
         timeouts = {hidden.folder_of(p.id): p.timeout for p in phases if p.timeout}
@@ -445,7 +466,7 @@ class PytestRunner:
             tests=folders,
             deselect=deselect,
             ini=ini,
-            extra=phases[0].args,
+            extra=extra,
             name=name,
         )
         if self._warm is not None:

@@ -21,6 +21,7 @@ from orchestrator.present.phrases import (
     ran,
     ratio,
     rescore_line,
+    retirement_line,
     scope_line,
     score_formula,
     start_line,
@@ -121,9 +122,11 @@ def report_markdown(report: dict[str, Any]) -> str:
     if effects is not None:
         out += ["", "## Prohibited effects", "", f"{effects[0].upper()}{effects[1:]}."]
     superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
-    if superseded:
+    retirements = [line for p in report["phases"] if (line := retirement_line(p)) is not None]
+    if superseded or retirements:
         out += ["", "## Superseded tests", ""]
         out += [f"- `{test}` (replaced by {phase_id})" for phase_id, test in superseded]
+        out += [f"- {line}" for line in retirements]
     out += _turns_markdown(report)
     activity = report["activity"]
     out += [
