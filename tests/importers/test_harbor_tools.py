@@ -31,21 +31,19 @@ REFERENCE = 'import sys\nprint("\\n".join(sorted({line.strip() for line in sys.s
 
 
 def test_a_harbor_verifier_needing_bash_and_diff_calibrates_once_both_are_declared(tmp_path: Path) -> None:
-    """Imported, with the reference written as files: declaring diff beside bash, the reference
-    reaches full marks and the empty workspace fails; without diff, the reference check names it
-    and its failed reward shows the verifier's own words."""
+    """Imported, with the reference written as files: the importer declares bash and diff (found in
+    test.sh), the reference reaches full marks and the empty workspace fails; without diff, the
+    reference check names it and its failed reward shows the verifier's own words."""
     declared = tmp_path / "sorter"
     assert changeup("import", "harbor", str(SORTER), str(declared)).returncode == 0
     (declared / "solutions" / "reference" / "sorter").mkdir(parents=True)
     (declared / "solutions" / "reference" / "sorter" / "sort_words.py").write_text(REFERENCE)
+    yaml = (declared / "challenge.yaml").read_text()
+    assert "  testing:\n    tools:\n    - bash\n    - diff\n" in yaml  # what the importer declares
     undeclared = tmp_path / "sorter-without-diff"
     shutil.copytree(declared, undeclared)
-    (undeclared / "challenge.yaml").write_text(
-        (declared / "challenge.yaml").read_text().replace("id: sorter\n", "id: sorter-without-diff\n", 1)
-    )
-    yaml = (declared / "challenge.yaml").read_text()
-    assert "  testing:\n    tools:\n    - bash\n" in yaml  # what the importer declares
-    (declared / "challenge.yaml").write_text(yaml.replace("    - bash\n", "    - bash\n    - diff\n"))
+    without = yaml.replace("id: sorter\n", "id: sorter-without-diff\n", 1).replace("    - diff\n", "", 1)
+    (undeclared / "challenge.yaml").write_text(without)
     out = tmp_path / "calibration"
     result = changeup(
         "calibrate", str(declared), str(undeclared), "--trials", "0", "--out", str(out), timeout=900
