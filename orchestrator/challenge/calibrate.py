@@ -3,12 +3,13 @@
 For each challenge: the reference must reach full marks with its triggers firing as
 designed and none of the effects the challenge prohibits; on the starter workspace every
 phase's changed-requirement tests must fail; every broken variant must fail exactly the
-tests and rubric criteria it declares; every impostor
-(the reference returning doubles equal to anything, ``agents/impostor.py``) must fall short
-of full marks; and the reference must do it again, ``trials`` more times, to catch flaky
-tests. A challenge without a reference solution fails at once, with no run. A first row says
-where the challenge's agent code runs while its hidden tests decide: isolated in a process of
-its own (``testing: isolation: process``), or in-process, sharing theirs.
+tests and rubric criteria it declares; every impostor (the reference returning doubles
+equal to anything, ``agents/impostor.py``) must fall short of full marks, unless the hidden
+tests see the program only across a process boundary (``isolation.py``: then none is
+planned, and the table says why); and the reference must do it again, ``trials`` more
+times, to catch flaky tests. A challenge without a reference solution fails at once, with
+no run. A first row says where the challenge's agent code runs while its hidden tests decide:
+isolated in a process of its own (``testing: isolation: process``), or in-process, sharing theirs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from typing import Any
 import anyio
 
 from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
+from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.model import Challenge
+from orchestrator.grading.diagnosis import missing_in
 from orchestrator.grading.isolation import isolated, strength
 from orchestrator.grading.policy import counts
 from orchestrator.grading.sandbox import detect_sandbox
@@ -61,6 +64,13 @@ def exact_match(declared: list[str], failing: list[str]) -> tuple[list[str], lis
 
 def _failing(report: dict[str, Any]) -> list[str]:
     return [t["id"] for phase in report["phases"] for t in phase["failing"]]
+
+
+def _lacking(report: dict[str, Any]) -> list[str]:
+    """What the failing tests lacked and the challenge does not declare (``grading/diagnosis.py``),
+    as ``the tool bash`` / ``the data zoneinfo``, each once."""
+    found = [pair for phase in report["phases"] for t in phase["failing"] for pair in missing_in(t["detail"])]
+    return [f"the {kind} {name}" for kind, name in dict.fromkeys(found)]
 
 
 def _short(report: dict[str, Any]) -> list[str]:
@@ -122,6 +132,9 @@ def _reference_check(challenge: Challenge, report: dict[str, Any], label: str, f
     if not report["score"]["full_success"] and excused is None:
         misses = _failing(report)[:4] + _short(report)[:4]
         problems.append("not full marks: " + (", ".join(misses) or f"run {report['run']['status']}"))
+        lacking = _lacking(report)
+        if lacking:  # the challenge's environment, not its reference: say what to declare
+            problems.append(f"its tests met {', '.join(lacking)}, which the challenge does not declare")
     if expected_fired is not None:
         problems += [f"{t} did not fire" for t in expected_fired if t not in fired]
     else:
@@ -233,14 +246,16 @@ def _plan(challenge: Challenge, trials: int) -> list[str]:
     without a reference solution, only the one that says so."""
     if not challenge.reference.is_dir():
         return ["isolation", "reference"]
+    # A double of a result can fool only tests that call the agent's code in their own
+    # process: across a process boundary (a test command, a program the tests start) it is
+    # never seen, and the table says why no impostor ran.
+    impostors = ["impostors"] if process_boundary(challenge) else [f"impostor/{kind}" for kind in IMPOSTORS]
     return [
         "isolation",
         "reference",
         "starter",
         *(f"broken/{b.name}" for b in challenge.model.calibration.broken),
-        # A double of a result can fool only tests that call the agent's code in their own
-        # process: a test command sees it through a process boundary (output, files).
-        *(f"impostor/{kind}" for kind in IMPOSTORS if any(p.command is None for p in challenge.phases)),
+        *impostors,
         *(f"reference #{n}" for n in range(2, trials + 2)),
     ]
 
@@ -267,6 +282,11 @@ async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Che
         # Every other run applies or compares against the reference: none of them can pass.
         got = "no solutions/reference/ folder: nothing to calibrate against, so no run was made"
         return Check(challenge.id, label, "a reference solution", got, False)
+    if challenge.python_problem():  # every run would be refused
+        return Check(challenge.id, label, "a Python the challenge runs on", challenge.python_problem(), False)
+    if label == "impostors":
+        got = f"not planned: {process_boundary(challenge)}"
+        return Check(challenge.id, label, "each falls short of full marks", got, True)
     try:
         if label == "starter":
             return await _starter_check(challenge, out)

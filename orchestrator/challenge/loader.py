@@ -20,6 +20,7 @@ from orchestrator.challenge.model import (
 from orchestrator.challenge.schema_problems import schema_problems
 from orchestrator.challenge.semantics import Semantics
 from orchestrator.challenge.sourcemap import Problem, SourceError, load_yaml
+from orchestrator.challenge.uses import declared_problems, undeclared_uses
 
 __all__ = [
     "ChallengeError",
@@ -54,14 +55,21 @@ def validate(path: Path | str) -> list[Problem]:
 
 
 def challenge_warnings(challenge: Challenge, path: Path | str) -> list[Problem]:
-    """What is valid yet cannot work as intended, for the valid challenge loaded from ``path``."""
+    """What is valid yet cannot work as intended, for the valid challenge loaded from ``path``: no
+    reference solution; a Python it does not run on; tools or data the hidden tests use and do not
+    declare, or declare and this machine lacks (``uses.py``)."""
+    file = challenge_file(Path(path))
+    found = [*declared_problems(challenge, file), *undeclared_uses(challenge, file)]
+    python = challenge.python_problem()
+    if python:
+        found.insert(0, Problem(str(file), 1, 1, f"warning: {python}; its runs are refused here"))
     if challenge.reference.is_dir():
-        return []
+        return found
     message = (
         "warning: no solutions/reference/ folder: calibration needs a reference solution of every "
         "phase (solutions/reference/<phase>/) and cannot pass without one"
     )
-    return [Problem(str(challenge_file(Path(path))), 1, 1, message)]
+    return [Problem(str(file), 1, 1, message), *found]
 
 
 def challenge_file(path: Path) -> Path:

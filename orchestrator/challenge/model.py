@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
+from packaging.specifiers import SpecifierSet
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from orchestrator.challenge.placeholders import fill
 from triggers import Spec, SpecError, parse_duration
 from triggers.durations import UNITS
 from triggers.typecheck import did_you_mean
 
 __all__ = [
+    "DATA_SETS",
     "EFFECTS",
     "ID_RULES",
     "IGNORED_PARTS",
@@ -40,6 +45,7 @@ __all__ = [
     "Limits",
     "Phase",
     "PhaseModel",
+    "Retirement",
     "Scoring",
     "TriggerModel",
     "Verifier",
@@ -57,7 +63,7 @@ MessageKind = Literal[
     "notice",
 ]
 #: How hidden pytest tests reach the workspace's code (``orchestrator/grading/isolation.py``).
-IsolationName = Literal["in-process", "process"]
+IsolationName = Literal["in-process", "process", "subprocess"]
 #: Effects a challenge can prohibit, as changeup observes them (``orchestrator/grading/effects.py``).
 EffectName = Literal["network", "writes-outside-workspace"]
 PATTERNS: tuple[str, ...] = get_args(PatternName)
@@ -113,6 +119,13 @@ _DURATION_SCHEMA = {
 Seconds = Annotated[float, Field(ge=0), BeforeValidator(_seconds), WithJsonSchema(_DURATION_SCHEMA)]
 Identifier = Annotated[str, Field(pattern=IDENTIFIER)]
 
+#: The system data a challenge can declare (``testing: data``); what each holds is ``grading/toolsets.py``'s.
+DATA_SETS = ("zoneinfo", "ca-certificates", "locales")
+#: A program: a name found on PATH, or an absolute path (semantics checks which, and says why).
+ToolName = Annotated[str, Field(min_length=1)]
+# Any string, so that semantics can name an unknown one with a "did you mean"; editors see the names.
+DataName = Annotated[str, WithJsonSchema({"enum": list(DATA_SETS), "description": "Named system data."})]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -122,7 +135,11 @@ class PhaseTesting(_Strict):
     """How one phase's hidden pytest tests run, on top of the challenge's ``testing:``."""
 
     args: list[str] = Field(
-        default_factory=list, description="pytest arguments appended to the challenge's, for this phase."
+        default_factory=list,
+        description=(
+            "pytest arguments appended to the challenge's, for this phase. {phase} stands for the phase "
+            "being graded, {current} for the latest unlocked phase of the run; {{ and }} for braces."
+        ),
     )
     timeout: Seconds | None = Field(
         None, description="Per-test timeout of this phase's tests (overrides the challenge's)."
@@ -131,9 +148,26 @@ class PhaseTesting(_Strict):
         None,
         description=(
             "How the hidden tests reach the workspace's code: in-process (they import it into their "
-            "own process) or process (it runs in a separate sandboxed process, and values cross as "
-            "plain data or handles, so none of its code runs where the tests decide). A phase's "
-            "overrides the challenge's; default in-process."
+            "own process), process (it runs in a separate sandboxed process, and values cross as "
+            "plain data or handles, so none of its code runs where the tests decide) or subprocess "
+            "(the hidden tests start the program themselves as a child process; nothing of it is in "
+            "the test process, and calibration plans no impostor). A phase's overrides the "
+            "challenge's; default in-process."
+        ),
+    )
+    tools: list[ToolName] = Field(
+        default_factory=list,
+        description=(
+            "Programs the hidden tests (or a test command) run, beyond Python: names found on this "
+            "machine's PATH (bash, git, node, g++) or absolute paths. Each is copied, with what it needs "
+            "to run, into the tests' private root. A phase's list adds to the challenge's."
+        ),
+    )
+    data: list[DataName] = Field(
+        default_factory=list,
+        description=(
+            f"Named system data the hidden tests read: {', '.join(DATA_SETS)}. Copied into the tests' "
+            "private root. A phase's list adds to the challenge's."
         ),
     )
 
@@ -154,6 +188,13 @@ class Testing(PhaseTesting):
     )
     timeout: Seconds | None = Field(
         None, description="Per-test timeout: a test running longer fails, 'timed out after N s'."
+    )
+    requires_python: str | None = Field(
+        None,
+        description=(
+            "The Python versions the hidden tests and the reference need, as a version specifier "
+            "(e.g. '>=3.12'): a run on another grading interpreter is refused."
+        ),
     )
 
 
@@ -188,6 +229,10 @@ class Verifier(_Strict):
     tests: str = Field(
         "/tests", description="Absolute path where the phase's hidden tests are mounted, read-only."
     )
+    workdir: str | None = Field(
+        None,
+        description="Absolute path the command starts in (a Docker image's WORKDIR). Default: the workspace.",
+    )
     results: str = Field(
         "/logs/verifier",
         description=(
@@ -195,6 +240,22 @@ class Verifier(_Strict):
             "reward.json ({name: number}) or JUnit XML (*.xml)."
         ),
     )
+
+
+class Retirement(_Strict):
+    """The phase whose unlocking stops this phase's tests: ``{on-unlock: checkpoint_3}``."""
+
+    on_unlock: Identifier = Field(
+        alias="on-unlock",
+        description="Once this later phase (or any after it) unlocks, this phase's tests stop running.",
+    )
+
+
+def _retire_shorthand(value: Any) -> Any:
+    """``retire:`` is ``on-next-unlock`` or ``{on-unlock: <phase>}``; any other text says so."""
+    if isinstance(value, str) and value != "on-next-unlock":
+        raise ValueError(f"expected on-next-unlock or {{on-unlock: <a later phase>}}, got {value!r}")
+    return value
 
 
 class PhaseModel(_Strict):
@@ -242,6 +303,16 @@ class PhaseModel(_Strict):
             "This phase's tests that check behaviour which must stay (they may pass on the "
             "starter); the phase's other tests are its changed requirement."
         ),
+    )
+    retire: Annotated[Literal["on-next-unlock"] | Retirement | None, BeforeValidator(_retire_shorthand)] = (
+        Field(
+            None,
+            description=(
+                "Stop running this phase's tests once a later phase unlocks (on-next-unlock) or once the "
+                "named one does ({on-unlock: phase}); the phase is then scored on its last run before "
+                "that, and the report says it was retired."
+            ),
+        )
     )
 
 
@@ -321,7 +392,10 @@ class Limits(_Strict):
     """Time and size limits."""
 
     session: Seconds = Field(3600.0, description="The whole session.")
-    test_run: Seconds = Field(120.0, description="One hidden test run.")
+    test_run: Seconds = Field(
+        120.0,
+        description="One hidden test run (raised to twice the longest per-test timeout where that is more).",
+    )
     agent_turn: Seconds | None = Field(None, description="One agent turn (none: only the session limit).")
     workspace_files: int = Field(
         10_000, ge=1, description="Most files a workspace snapshot may hold (caches and .git aside)."
@@ -491,8 +565,18 @@ class Phase:
     passes: tuple[str, ...] = ()
     #: mounts of a command phase run as a verifier (None: a plain command, or pytest)
     verifier: Verifier | None = None
-    #: how its hidden pytest tests reach the workspace's code: ``in-process`` or ``process``
+    #: how its hidden pytest tests reach the workspace's code: ``in-process``, ``process`` or ``subprocess``
     isolation: str = "in-process"
+    #: programs and system data its tests need: the challenge's ``testing:`` lists, then the phase's own
+    tools: tuple[str, ...] = ()
+    data: tuple[str, ...] = ()
+    #: the first phase whose unlocking (or that of any phase after it) stops this phase's tests
+    retired_from: str | None = None
+
+    def arguments(self, current: str) -> tuple[str, ...]:
+        """This phase's pytest arguments in a run whose latest unlocked phase is ``current``."""
+        values = {"phase": self.id, "current": current}
+        return tuple(fill(arg, values) for arg in self.args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,6 +611,45 @@ class Challenge:
     def solution(self, variant: str, phase_id: str) -> Path:
         """Files the scripted agent applies for ``phase_id``: ``reference`` or ``broken/<name>``."""
         return self.root / "solutions" / variant / phase_id
+
+    def python_problem(self, version: Sequence[int] = sys.version_info[:3]) -> str:
+        """Why the grading interpreter, at ``version`` (changeup's own Python, which builds the
+        grading environment), cannot run this challenge's tests (``testing.requires_python``);
+        ``""`` when it can."""
+        wanted = self.model.testing.requires_python
+        have = ".".join(map(str, version))
+        if wanted is None or SpecifierSet(wanted).contains(have, prereleases=True):
+            return ""
+        return (
+            f"{self.id} needs Python {wanted} (testing.requires_python) and changeup grades with Python "
+            f"{have} ({sys.executable}): run changeup under a Python that satisfies it"
+        )
+
+    @property
+    def test_run_limit(self) -> float:
+        """How long one hidden test run may take: ``limits.test_run``, raised to twice the longest
+        per-test timeout where that is longer, so that a hung test fails by its own timeout, named,
+        and the run's other tests still report."""
+        longest = max((p.timeout for p in self.phases if p.timeout is not None), default=0.0)
+        return max(self.model.limits.test_run, 2 * longest)
+
+    def current(self, phases: Sequence[str]) -> str:
+        """The latest of ``phases`` (a run's unlocked phases) in challenge order: ``{current}``
+        (``""`` for none)."""
+        ids = [p.id for p in self.phases]
+        return max(phases, key=ids.index, default="")
+
+    def retired(self, unlocked: Collection[str]) -> dict[str, str]:
+        """Each phase of ``unlocked`` whose tests no longer run (its ``retire:``), with the unlocked
+        phase that retired it: the first at or after its ``retired_from``."""
+        ids = [p.id for p in self.phases]
+        out: dict[str, str] = {}
+        for phase in self.phases:
+            if phase.id in unlocked and phase.retired_from is not None:
+                by = next((p for p in ids[ids.index(phase.retired_from) :] if p in unlocked), None)
+                if by is not None:
+                    out[phase.id] = by
+        return out
 
     def before(self, phase_id: str) -> list[str]:
         """The ids of the phases before ``phase_id``, in order."""

@@ -13,7 +13,10 @@ import dataclasses
 import re
 from pathlib import Path, PurePosixPath
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from orchestrator.challenge.model import (
+    DATA_SETS,
     IDENTIFIER,
     Challenge,
     ChallengeModel,
@@ -24,6 +27,7 @@ from orchestrator.challenge.model import (
     seed_phase_name,
 )
 from orchestrator.challenge.overlays import overlay_problems
+from orchestrator.challenge.placeholders import placeholder_problems
 from orchestrator.challenge.sourcemap import Path_, Problem, SourceMap, load_yaml
 from orchestrator.grading.groups import GroupExpressionError, compile_markers
 from orchestrator.grading.testids import TestFileError, covers, list_tests
@@ -41,7 +45,7 @@ from triggers.globs import GlobError, compile_glob
 from triggers.syntax import And, Call, Compare, Duration, Name
 from triggers.typecheck import did_you_mean
 
-__all__ = ["Listings", "Semantics", "recheck_test_ids"]
+__all__ = ["Listings", "Semantics", "recheck_test_ids", "tool_problem"]
 
 #: phase → test file (relative to the phase's tests folder) → the ids of its tests
 Listings = dict[str, dict[str, list[str]]]
@@ -79,6 +83,7 @@ class Semantics:
         self._groups()
         self._allowed_paths()
         self._prohibited_effects(phases)
+        self._needs()
         if self.problems:
             return sorted(set(self.problems))
         built = [t for t in triggers if t is not None]
@@ -280,8 +285,13 @@ class Semantics:
                     ),
                     passes=tuple(model.passes) if model else (),
                     verifier=model.verifier if model else None,
+                    tools=tuple(dict.fromkeys([*testing.tools, *(own.tools if own else ())])),
+                    data=tuple(dict.fromkeys([*testing.data, *(own.data if own else ())])),
+                    retired_from=self._retired_from(phase_id, ids),
                 )
             )
+        self._arguments()
+        self._requires_python()
         if testing.support is not None and not (self.root / testing.support).is_dir():
             missing = f"missing support folder {testing.support}/ (relative to the challenge folder)"
             self.report(("testing", "support"), missing)
@@ -289,6 +299,59 @@ class Semantics:
             missing = f"missing ini file {testing.ini} (relative to the challenge folder)"
             self.report(("testing", "ini"), missing)
         return phases
+
+    def _retired_from(self, phase_id: str, ids: list[str]) -> str | None:
+        """The first phase whose unlocking retires ``phase_id`` (its ``retire:``), checked to come later."""
+        index, model = next(
+            ((i, p) for i, p in enumerate(self.model.phases or []) if p.id == phase_id), (0, None)
+        )
+        if model is None or model.retire is None:
+            return None
+        later = ids[ids.index(phase_id) + 1 :]
+        if model.retire == "on-next-unlock":
+            if not later:
+                self.report(
+                    ("phases", index, "retire"), f"{phase_id} is the last phase: no later phase retires it"
+                )
+                return None
+            return later[0]
+        target = model.retire.on_unlock
+        if target not in later:
+            known = ", ".join(later) or "none"
+            hint = "" if target in ids else did_you_mean(target, later)
+            self.report(
+                ("phases", index, "retire", "on-unlock"),
+                f"{target!r} must be a phase after {phase_id}{hint} (later phases: {known})",
+            )
+            return None
+        return target
+
+    def _arguments(self) -> None:
+        """Each ``testing: args`` item holds only the placeholders {phase} and {current}."""
+        places: list[tuple[Path_, list[str]]] = [(("testing", "args"), self.model.testing.args)]
+        places += [
+            (("phases", i, "testing", "args"), phase.testing.args)
+            for i, phase in enumerate(self.model.phases or [])
+        ]
+        for path, args in places:
+            for j, text in enumerate(args):
+                for column, message in placeholder_problems(text):
+                    full = (*_ROOT, *path, j)
+                    where = self.source.inside(full, column, text) or self.source.problem(full, "")
+                    self.problems.append(Problem(where.file, where.line, where.column, message))
+
+    def _requires_python(self) -> None:
+        text = self.model.testing.requires_python
+        if text is None:
+            return
+        try:
+            SpecifierSet(text)
+        except InvalidSpecifier:
+            self.report(
+                ("testing", "requires_python"),
+                f"{text!r} is not a version specifier: write one as pyproject's requires-python does, "
+                "e.g. '>=3.12'",
+            )
 
     def _groups(self) -> None:
         """Each group is one of markers or test globs; a policy names declared groups; a verifier
@@ -323,8 +386,10 @@ class Semantics:
                 if phase.command is None:
                     problem = "a verifier: runs the phase's command:, and it has none"
                     self.report(("phases", i, "verifier"), problem)
-                for key in ("workspace", "tests", "results"):
+                for key in ("workspace", "tests", "results", "workdir"):
                     place = getattr(phase.verifier, key)
+                    if place is None:
+                        continue
                     if not PurePosixPath(place).is_absolute() or ".." in PurePosixPath(place).parts:
                         self.report(
                             ("phases", i, "verifier", key),
@@ -504,6 +569,32 @@ class Semantics:
                 "command instead: nothing could observe them",
             )
 
+    def _needs(self) -> None:
+        """``testing: tools`` name programs (a name without a slash, or an absolute path), each once;
+        ``testing: data`` names known data sets."""
+        where: list[tuple[Path_, list[str], list[str]]] = [
+            (("testing",), self.model.testing.tools, self.model.testing.data)
+        ]
+        where += [
+            (("phases", i, "testing"), phase.testing.tools, phase.testing.data)
+            for i, phase in enumerate(self.model.phases or [])
+        ]
+        for path, tools, data in where:
+            for j, tool in enumerate(tools):
+                problem = tool_problem(tool)
+                if problem:
+                    self.report((*path, "tools", j), problem)
+                elif tool in tools[:j]:
+                    self.report((*path, "tools", j), f"tool {tool!r} is listed twice")
+            for j, name in enumerate(data):
+                if name not in DATA_SETS:
+                    hint = did_you_mean(name, list(DATA_SETS))
+                    self.report(
+                        (*path, "data", j), f"unknown data {name!r}{hint} (known: {', '.join(DATA_SETS)})"
+                    )
+                elif name in data[:j]:
+                    self.report((*path, "data", j), f"data {name!r} is listed twice")
+
     def _folders(self) -> None:
         if not (self.root / "workspace").is_dir():
             self.report((), "missing folder workspace/ (the starter files the agent begins from)", key=True)
@@ -525,6 +616,17 @@ def recheck_test_ids(
     semantics.collected = collected
     semantics.test_ids(list(challenge.phases), listings)
     return sorted(set(semantics.problems))
+
+
+def tool_problem(tool: str) -> str:
+    """Why ``tool`` names no program for ``testing: tools`` (``""`` when it does)."""
+    if any(c.isspace() for c in tool) or not tool:
+        return f"tool {tool!r} holds a space: name one program (bash), not a command line (bash -c ...)"
+    if "/" in tool and not PurePosixPath(tool).is_absolute():
+        return f"tool {tool!r} is a relative path: name a program on PATH (git) or give its absolute path"
+    if tool.endswith("/") or ".." in PurePosixPath(tool).parts:
+        return f"tool {tool!r} is not a program's path (an absolute path to a file, without ..)"
+    return ""
 
 
 def _covered(test_id: str, superseded: set[str]) -> bool:

@@ -1,12 +1,12 @@
 """Case-level listing of a challenge's hidden pytest tests, by collecting them in the grading environment.
 
 ``pytest --collect-only`` through the hidden-run bootstrap, with the phase's own options (its
-``testing: args``, the ini, the support folder above the tests, the folders importable as in a
-real run), so the ids are exactly those a real run reports: parametrized cases included
-(``phase1/test_x.py::test_y[case-3]``), each with the names of its markers. The tests import a
-workspace, which the caller gives: the starter, or the starter with the reference solution of
-the phases so far applied, so that modules importing the solution collect (:func:`listing`,
-what validation, calibration and the runner name tests by).
+``testing: args``, ``{current}`` the latest phase collected; the ini, the support folder above
+the tests, the folders importable as in a real run), so the ids are exactly those a real run
+reports: parametrized cases included (``phase1/test_x.py::test_y[case-3]``), each with the
+names of its markers. The tests import a workspace, which the caller gives: the starter, or the
+starter with the reference solution of the phases so far applied, so that modules importing the
+solution collect (:func:`listing`, what validation, calibration and the runner name tests by).
 
 Collection runs the challenge author's code only (hidden tests, support folder, the given
 workspace), never an agent's, so it runs in a plain subprocess, not in the sandbox. A listing
@@ -115,10 +115,12 @@ def _collect(
     ini = hidden / INI if challenge.model.testing.ini is not None else None
     tests: dict[str, dict[str, frozenset[str]]] = {p.id: {} for p in chosen}
     errors: dict[str, list[str]] = {}
+    # As a run with every chosen phase unlocked: {current} is the latest of them.
+    current = challenge.current([p.id for p in chosen])
     batches: dict[tuple[str, ...], list[Phase]] = {}
     for phase in chosen:  # one pytest process per set of arguments, as a real run has
-        batches.setdefault(phase.args, []).append(phase)
-    for number, batch in enumerate(batches.values(), 1):
+        batches.setdefault(phase.arguments(current), []).append(phase)
+    for number, (arguments, batch) in enumerate(batches.items(), 1):
         name = f"-{number}"
         settings = bootstrap_settings(
             workspace=workspace,
@@ -135,7 +137,7 @@ def _collect(
             tests=[p.id for p in batch],
             deselect=(),
             ini=ini,
-            extra=[*batch[0].args, "--collect-only"],
+            extra=[*arguments, "--collect-only"],
             name=name,
         )
         finished = subprocess.run(

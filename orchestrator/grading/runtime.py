@@ -11,23 +11,29 @@ this copy, which lives in changeup's cache where no agent can look:
 - every shared library that the interpreter, its extension modules and the grading
   environment's extension modules load (the ``ldd`` closure), at the paths the dynamic
   loader looks for them, with the symbolic links that lead there;
+- the tools and system data the challenge declares (``toolsets.py``: each program with its
+  libraries, interpreter, package files and kit), at their places on this machine;
+- an empty folder at the grading environment's own path, where the sandbox mounts it too
+  (the environment's scripts, ``pytest`` among them, name their interpreter there);
 - a ``passwd`` and ``group`` naming the test user, and nothing else of ``/etc``.
 
-It is built once per grading environment, made read-only and sealed like the environments
-(``venvs.py``). The sandbox binds its top-level folders over an empty root and
-re-creates the host's top-level links (``/lib`` → ``usr/lib`` on merged-``/usr`` systems).
+It is built once per grading environment and toolset (keyed by a digest of both, see
+:meth:`~orchestrator.grading.toolsets.Toolset.identity`), made read-only and sealed like the
+environments (``venvs.py``). The sandbox binds its top-level folders over an empty root and
+re-creates its top-level links (``/lib`` → ``usr/lib`` on merged-``/usr`` systems).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import re
-import shutil
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.grading.toolsets import Toolset, contents
 from orchestrator.grading.venvs import (
     Environment,
     EnvironmentFailure,
@@ -37,20 +43,23 @@ from orchestrator.grading.venvs import (
     remove,
     seal,
 )
+from orchestrator.system import copy_folder, is_elf, mirror, shared_libraries
 
 __all__ = ["TEST_USER", "Runtime", "runtime_for"]
 
 #: The test user's ids inside the sandbox, and its passwd entry.
 TEST_USER = (65532, 65532)
+#: How runtimes are built; a new recipe builds new ones (the old stay, unused).
+RECIPE = 2
 _SKIP = {"site-packages", "dist-packages", "test", "tests", "idlelib", "tkinter", "turtledemo", "lib2to3"}
-_LIBRARY = re.compile(r"(/[^\s]+)")
 
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
-    """A private runtime: ``root`` mirrors the host's paths; ``links`` are its top-level links."""
+    """A private runtime: ``root`` mirrors the host's paths; ``toolset`` is what it holds beyond Python."""
 
     root: Path
+    toolset: Toolset = field(default_factory=Toolset)
 
     def tops(self) -> list[tuple[str, Path | str]]:
         """Each top-level entry, as ``(/name, folder to bind)`` or ``(/name, link target)``."""
@@ -61,27 +70,35 @@ class Runtime:
         return out
 
 
-def runtime_for(environment: Environment) -> Runtime:
-    """The private runtime of ``environment`` (a grading environment), built if no one has yet
-    (aside, then published whole: see :func:`~orchestrator.grading.venvs.cached`)."""
+def runtime_for(environment: Environment, toolset: Toolset | None = None) -> Runtime:
+    """The private runtime of ``environment`` (a grading environment) with ``toolset``, built if no
+    one has yet (aside, then published whole: see :func:`~orchestrator.grading.venvs.cached`)."""
+    toolset = toolset or Toolset()
+    identity = [str(environment.prefix), RECIPE, toolset.identity() if toolset.tools or toolset.data else ""]
+    key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
     folder = cache_root() / "runtime"
-    return Runtime(cached(folder, environment.prefix.name, lambda target: _build(target, environment)))
+    return Runtime(cached(folder, key, lambda target: _build(target, environment, toolset)), toolset)
 
 
-def _build(target: Path, environment: Environment) -> None:
+def _build(target: Path, environment: Environment, toolset: Toolset) -> None:
     """Build in the empty folder ``target``; sealed and read-only when done."""
     root = target / "root"
     try:
         paths = _interpreter_paths(environment)
         for binary in paths["binaries"]:
-            _mirror(Path(binary), root)
+            mirror(Path(binary), root)
         for folder in paths["folders"]:
-            _copy_tree(Path(folder), root)
+            copy_folder(Path(folder), root, lambda _, names: _python_skips(names))
         objects = [Path(p) for p in paths["binaries"]]
         for where in [*paths["folders"], str(environment.prefix)]:
             objects += [p for p in Path(where).rglob("*.so*") if p.is_file() and not p.is_symlink()]
-        for library in sorted(_libraries(objects)):
-            _mirror(library, root)
+        objects += _tools(toolset, root)
+        for library in sorted(shared_libraries(objects)):
+            mirror(library, root)
+        # Where the sandbox mounts the grading environment a second time: its scripts' #! lines
+        # (under /tmp bubblewrap makes it, in the run's fresh /tmp).
+        if environment.prefix.parts[1] != "tmp":
+            (root / environment.prefix.relative_to("/")).mkdir(parents=True, exist_ok=True)
         uid, gid = TEST_USER
         etc = root / "etc"
         etc.mkdir(exist_ok=True)
@@ -91,7 +108,37 @@ def _build(target: Path, environment: Environment) -> None:
         remove(target)
         raise EnvironmentFailure(f"could not build the private test runtime: {error}") from None
     freeze(target)
-    seal(target, {"python": paths["binaries"][0]})
+    tools = {t.name: str(t.path) for t in toolset.tools}
+    seal(target, {"python": paths["binaries"][0], "tools": tools, "data": list(toolset.data)})
+
+
+def _python_skips(names: list[str]) -> list[str]:
+    """What of a standard library folder tests never need."""
+    return [n for n in names if n in _SKIP or n.startswith("config-")]
+
+
+def _tools(toolset: Toolset, root: Path) -> list[Path]:
+    """Copy what ``toolset`` brings into ``root``; the ELF objects whose libraries it needs."""
+    brought = contents(toolset)
+    objects = set(brought.objects)
+    for folder, skip, follow in brought.folders:
+        copy = copy_folder(folder, root, _leaving(folder.resolve(), skip), follow=follow)
+        objects.update(
+            Path("/", p.relative_to(root)) for p in copy.rglob("*") if not p.is_symlink() and is_elf(p)
+        )
+    for path in sorted(brought.files):
+        mirror(path, root)
+    return sorted(objects)
+
+
+def _leaving(folder: Path, skip: tuple[str, ...]) -> Callable[[str, list[str]], list[str]]:
+    """A copy's ``ignore``: the paths in ``skip``, relative to ``folder``."""
+
+    def ignore(where: str, names: list[str]) -> list[str]:
+        inside = Path(where).relative_to(folder)
+        return [n for n in names if (inside / n).as_posix() in skip]
+
+    return ignore
 
 
 def _interpreter_paths(environment: Environment) -> dict[str, list[str]]:
@@ -122,61 +169,3 @@ def _venv_links(environment: Environment) -> list[str]:
         if link.is_symlink():
             out.append(os.path.normpath(os.path.join(link.parent, os.readlink(link))))
     return out
-
-
-def _libraries(objects: list[Path]) -> set[Path]:
-    """Every shared library ``objects`` load, as ``ldd`` names them (with the loader itself)."""
-    found: set[Path] = set()
-    for chunk in range(0, len(objects), 200):
-        batch = [str(p) for p in objects[chunk : chunk + 200]]
-        done = subprocess.run(["ldd", *batch], capture_output=True, text=True, timeout=300, check=False)
-        for line in done.stdout.splitlines():
-            if (
-                line.endswith(":")
-                or "not found" in line
-                or ("=>" not in line and not line.strip().startswith("/"))
-            ):
-                continue
-            match = _LIBRARY.search(line.split("=>", 1)[-1])
-            if match and os.path.isfile(match.group(1)):
-                found.add(Path(match.group(1)))
-    return found
-
-
-def _mirror(path: Path, root: Path) -> None:
-    """Copy ``path`` into ``root`` at the same place, re-creating every link on the way to it."""
-    current = Path("/")
-    parts = list(path.parts[1:])
-    hops = 0
-    while parts:
-        current = current / parts.pop(0)
-        copy = root / current.relative_to("/")
-        if current.is_symlink():
-            target = os.readlink(current)
-            if not copy.is_symlink() and not copy.exists():
-                copy.parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(target, copy)
-            hops += 1
-            if hops > 40:
-                raise ValueError(f"too many links on the way to {path}")
-            resolved = Path(os.path.normpath(current.parent / target))
-            parts = list(resolved.parts[1:]) + parts
-            current = Path("/")
-        elif not parts and current.is_file() and not copy.exists():
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(current, copy)
-            copy.chmod(current.stat().st_mode & 0o755)
-
-
-def _copy_tree(folder: Path, root: Path) -> None:
-    """A standard library folder, without what tests never need."""
-    _mirror(folder, root)  # the links on the way
-    destination = root / folder.resolve().relative_to("/")
-    shutil.copytree(
-        folder.resolve(),
-        destination,
-        symlinks=True,
-        dirs_exist_ok=True,
-        ignore=lambda _, names: [n for n in names if n in _SKIP or n.startswith("config-")],
-        copy_function=shutil.copy2,  # times kept: the standard library's bytecode stays valid
-    )

@@ -1,17 +1,17 @@
 """Sandboxes for hidden test runs and for agents: bubblewrap where it runs, else a weaker fallback.
 
 **Hidden tests** (bubblewrap). A pytest run's root is empty but for its private runtime
-(``runtime.py``: the interpreter, its standard library and the libraries they load, copied
-where no agent can look), the grading environment (read-only), the hidden tests (read-only),
-the harness, and the snapshot copy and an output folder (writable), all under
-``/changeup``; no network, no IPC, its own PID namespace, a fresh ``/tmp``. Nothing the test
-process can open is a file an agent process can see, so nothing it does to files is
-observable. As root, the bootstrap drops to the test user (uid 65532) before it imports
-anything, so the process limit holds; not as root, bubblewrap maps the caller's user and
-drops every capability. A test *command* (a phase with ``command:``) needs the machine's
-tools, so it sees the machine read-only instead, minus the challenge, the runs and the cache;
-a *verifier* command (``verifier.py``) also gets the run's folders where its task expects
-them (:class:`Mount`), which only bubblewrap can make.
+(``runtime.py``: the interpreter, its standard library and the libraries they load, and the
+tools and system data the challenge declares, copied where no agent can look), the grading
+environment (read-only), the hidden tests (read-only), the harness, and the snapshot copy
+and an output folder (writable), all under ``/changeup``; no network, no IPC, its own PID
+namespace, a fresh ``/tmp``. Nothing the test process can open is a file an agent process can
+see, so nothing it does to files is observable. As root, the bootstrap drops to the test user
+(uid 65532) before it imports anything, so the process limit holds; not as root, bubblewrap
+maps the caller's user and drops every capability. A test *command* (a phase with
+``command:``) has the same view, its programs being the challenge's declared tools; as root,
+``launch.py`` drops it to the test user. A *verifier* command (``verifier.py``) also gets the
+run's folders where its task expects them (:class:`Mount`), which only bubblewrap can make.
 
 A session's pytest runs are forks of its **warm interpreter** (``zygote.py``, started by
 :meth:`Sandbox.warm`): the same view, with each run's folders mounted by its own child in
@@ -227,7 +227,6 @@ class Sandbox:
         environment: Environment,
         *,
         runtime: Runtime | None,
-        hide: Sequence[Path],
         mounts: Sequence[Mount] = (),
         workdir: PurePath | None = None,
         tmp_mb: int | None = None,
@@ -235,14 +234,15 @@ class Sandbox:
     ) -> list[str]:
         """``argv`` (given in :meth:`places` terms) confined as a hidden test run in ``folder``.
 
-        With a ``runtime`` the run sees only it and its own folders; without one (a test
-        command), the machine read-only minus ``hide``, and as root it drops to the test user
-        through ``setpriv`` first. A test command's ``mounts`` (bubblewrap only: check each
-        place with :func:`mount_problem` first) come last, and it starts in ``workdir`` (by
-        default the snapshot's copy). Its ``/tmp`` and ``/dev/shm`` hold ``tmp_mb`` each; ``join``
-        (a control group's launcher) goes first, so the whole run is in that group.
+        Under bubblewrap the run sees only its ``runtime`` (required there) and its own folders;
+        as root, ``argv`` drops to the test user itself (the bootstrap, or ``launch.py`` for a
+        test command). A test command's ``mounts`` (bubblewrap only: check each place with
+        :func:`mount_problem` first) come last, and it starts in ``workdir`` (by default the
+        snapshot's copy; made, empty, when no mount holds it). Its ``/tmp`` and ``/dev/shm`` hold
+        ``tmp_mb`` each; ``join`` (a control group's launcher) goes first, so the whole run is in
+        that group.
         """
-        if mounts and (self.kind != "bubblewrap" or runtime is not None):
+        if mounts and self.kind != "bubblewrap":
             raise ValueError(f"mounts for a test command need bubblewrap, not the {self.kind} sandbox")
         if self.kind == "none":
             return [*join, *argv]
@@ -252,26 +252,25 @@ class Sandbox:
             # As root the reaper caps the tree in a pids cgroup of its own, unless it is in the run's.
             pids = self.limits.processes if self.as_root and user is None and not join else None
             return [*join, *limits, *reaped([*setpriv(user), *argv], pids=pids)]
-        # As root, the bootstrap or setpriv drops to the test user, which takes these away.
+        if runtime is None:
+            raise ValueError("a hidden test run under bubblewrap sees its private runtime: none was given")
+        # As root, the bootstrap or the launcher drops to the test user, which takes these away.
         capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
-        if runtime is not None:
-            view = _runtime_mounts(runtime)
-        else:  # the machine's folders one by one (so /changeup can be made beside them), minus hide
-            view = [*_machine_mounts(), *cover(hide)]
-            argv = [*setpriv(user), *argv] if self.as_root else list(argv)
-        view += _hidden_view(environment, tmp_mb)
+        view = [*_runtime_mounts(runtime), *_hidden_view(environment, tmp_mb)]
         for name, writable in (("hidden", False), ("harness", False), ("ws", True), ("out", True)):
             view += bind(folder / name, INSIDE / name, writable=writable)
-        if runtime is None:  # after every mount point is made in it, the root is read-only too
-            for mount in mounts:
-                view += bind(mount.source, mount.dest, writable=mount.writable)
-            view += ["--remount-ro", "/"]
+        for mount in mounts:
+            view += bind(mount.source, mount.dest, writable=mount.writable)
+        start = PurePosixPath(workdir or INSIDE / "ws")
+        if not any(start.is_relative_to(p) for p in (INSIDE, *(m.dest for m in mounts))):
+            view += ["--perms", "0755", "--dir", str(start)]
+        view += ["--remount-ro", "/"]  # after every mount point is made in it
         return [
             *join,
             *self.limits.prlimit(user.uid if user else None),
             *self._bubblewrap(capabilities, view),
             "--chdir",
-            str(workdir or INSIDE / "ws"),
+            str(start),
             "--",
             *argv,
         ]
@@ -409,12 +408,14 @@ def bind(source: Path, dest: PurePath, *, writable: bool = False) -> list[str]:
 def _hidden_view(environment: Environment, tmp_mb: int | None = None) -> list[str]:
     """What every hidden run sees besides its root: devices, its ``/proc``, a fresh ``/tmp`` (and
     ``/dev/shm``, each of ``tmp_mb`` when given), and the grading environment (read-only) at
-    ``/changeup/env``."""
+    ``/changeup/env`` and at its own path, where its scripts' ``#!`` lines name its interpreter
+    (the runtime holds the mount point)."""
     size = ["--size", str(tmp_mb * 1024 * 1024)] if tmp_mb is not None else []
     mounts = ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *size, "--tmpfs", "/tmp"]
     if tmp_mb is not None:
         mounts += ["--perms", "1777", *size, "--tmpfs", "/dev/shm"]
-    return mounts + bind(environment.prefix, INSIDE / "env")
+    own = ["--ro-bind", str(environment.prefix), str(environment.prefix)]
+    return mounts + bind(environment.prefix, INSIDE / "env") + own
 
 
 def _runtime_mounts(runtime: Runtime) -> list[str]:
@@ -424,47 +425,31 @@ def _runtime_mounts(runtime: Runtime) -> list[str]:
     return mounts
 
 
-def _machine_mounts() -> list[str]:
-    """Every top-level folder of the machine read-only (its links as they are), for test commands."""
-    mounts: list[str] = []
-    for entry in sorted(Path("/").iterdir()):
-        if entry.name in ("proc", "dev", "tmp", "changeup"):
-            continue
-        if entry.is_symlink():
-            mounts += ["--symlink", os.readlink(entry), str(entry)]
-        elif entry.is_dir():
-            mounts += ["--ro-bind", str(entry), str(entry)]
-    return mounts
-
-
-#: Top folders of a test command's view that bubblewrap makes itself: no mount goes in them.
+#: Top folders of a hidden run's view that bubblewrap makes itself: no mount goes in them.
 _MADE_BY_THE_SANDBOX = ("changeup", "dev", "proc")
 
 
-def mount_problem(dest: PurePosixPath) -> str:
-    """Why a test command's view cannot have a mount at ``dest`` ("" when it can).
+def mount_problem(dest: PurePosixPath, runtime: Runtime) -> str:
+    """Why a test command's view, built on ``runtime``, cannot have a mount at ``dest`` ("" when it can).
 
-    The view binds the machine's top folders read-only, and a mount needs a mount point:
-    bubblewrap makes one (and its missing parents, :func:`bind`) in the sandbox's own root
-    or its fresh ``/tmp``, but not inside a read-only folder of the machine. So ``dest`` is
-    either under a top folder this machine does not have (``/app``, ``/logs/verifier``), under
-    ``/tmp``, or a folder the machine already has.
+    The view is the runtime's top folders, read-only, over an empty root, and a mount needs a
+    mount point: bubblewrap makes one (and its missing parents, :func:`bind`) in that root or
+    in the fresh ``/tmp``, but not inside a read-only folder of the runtime. So ``dest`` is under
+    a top folder the runtime does not have (``/app``, ``/logs/verifier``) or under ``/tmp``.
     """
     if not dest.is_absolute() or len(dest.parts) < 2 or ".." in dest.parts:
         return f"{dest} is not an absolute folder below /"
-    top = Path("/", dest.parts[1])
-    if top.name in _MADE_BY_THE_SANDBOX:
-        return f"{dest} is inside {top}, which the sandbox makes itself"
-    if top.name == "tmp" or not (top.exists() or top.is_symlink()):
+    top = dest.parts[1]
+    if top in _MADE_BY_THE_SANDBOX:
+        return f"{dest} is inside /{top}, which the sandbox makes itself"
+    if top == "tmp":  # a fresh tmpfs of its own
         return ""
-    if top.is_symlink():
-        return f"{dest} is inside {top}, a link on this machine (to {os.readlink(top)}): mount it elsewhere"
-    here = Path(dest)
-    if here.is_dir() and not any(p.is_symlink() for p in (here, *here.parents)):
+    held = sorted(name for name, _ in runtime.tops())
+    if f"/{top}" not in held:
         return ""
     return (
-        f"{dest} is not a folder on this machine, and {top} is the machine's, read-only in the sandbox: "
-        f"no mount point can be made there (use a path whose top folder this machine lacks, e.g. /app)"
+        f"{dest} is inside /{top}, a read-only folder of the tests' private root: no mount point can be "
+        f"made there (use a path whose top folder is none of {', '.join(held)}, e.g. /app)"
     )
 
 

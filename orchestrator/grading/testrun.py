@@ -14,10 +14,13 @@ went over a limit (the kernel killed a process at its memory limit, refused a fo
 process limit, or the run left its ``/tmp`` or ``/dev/shm`` full) is ``over_limits``. A
 ``command:`` phase runs its command instead, a verifier with its task's mounts
 (``verifier.py``); its JUnit XML comes through a pipe changeup reads, never a file the code
-under test could write. A listed test that did not report is *missing* and a skipped hidden
-test counts as failed: a hidden test passes only by running. Whatever the run's status, the
-policy (``policy.py``) decides whether its verdicts count; those that do not are voided here,
-before anyone reads them.
+under test could write. A phase retired by a later one's unlocking (``retire:``) is not run;
+the others get their ``testing: args`` with ``{current}``, the latest of the run's phases,
+filled in (the run's phases are the engine's decision, logged, so a replay or re-score fills
+them the same). A listed test that did not report is *missing* and a skipped hidden test
+counts as failed: a hidden test passes only by running. Whatever the run's status, the policy
+(``policy.py``) decides whether its verdicts count; those that do not are voided here, before
+anyone reads them.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from orchestrator.challenge.model import Challenge, Phase
 from orchestrator.grading.bounds import RunGroup, SessionGroups, test_bounds
 from orchestrator.grading.canaries import Canaries, plant_canaries
 from orchestrator.grading.collect import CollectionError
+from orchestrator.grading.diagnosis import annotate, missing, run_note
 from orchestrator.grading.effects import EFFECTS, PROBE, Effect, probe_settings, read_effects
 from orchestrator.grading.export import KeptExport
 from orchestrator.grading.groups import Membership, membership
@@ -72,7 +76,8 @@ from orchestrator.grading.runtime import Runtime, runtime_for
 from orchestrator.grading.sandbox import INSIDE, Mount, Places, Sandbox, detect_sandbox
 from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
 from orchestrator.grading.testids import covers, list_tests
-from orchestrator.grading.venvs import Environment, EnvironmentFailure, cache_root
+from orchestrator.grading.toolsets import Toolset, needs_of, resolve
+from orchestrator.grading.venvs import Environment, EnvironmentFailure
 from orchestrator.grading.verifier import (
     JUNIT_LIMIT,
     JUNIT_NAME,
@@ -81,13 +86,17 @@ from orchestrator.grading.verifier import (
     could_not_start,
     read_results,
     verifier_mounts,
+    with_output,
 )
 from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
 from orchestrator.seams import Repository
 from orchestrator.system import ResultPipe
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["PytestRunner", "TestRun", "refused", "superseded_by"]
+__all__ = ["PytestRunner", "TestRun", "refused", "running", "superseded_by"]
+
+#: How a test command drops to the test user as root under bubblewrap (copied beside the bootstrap).
+LAUNCH = Path(__file__).with_name("launch.py")
 
 logger = structlog.get_logger(__name__)
 
@@ -122,7 +131,7 @@ def refused(
     superseded = superseded_by(challenge, phases)
     groups = groups if groups is not None else Membership(challenge, {})
     results = []
-    for phase_id in phases:
+    for phase_id in running(challenge, phases):
         phase = challenge.phase(phase_id)
         listed = [] if phase.command else list_tests(phase.id, phase.tests).values()
         tests = tuple(
@@ -135,13 +144,19 @@ def refused(
     return TestRun("refused", tuple(results), detail)
 
 
-def _batches(phases: list[Phase]) -> list[list[Phase]]:
-    """The pytest processes a run needs: phases with the same ``testing: args`` and isolation
-    share one (pytest's options, and where the workspace's code runs, hold for a whole
-    process), in phase order."""
+def running(challenge: Challenge, phases: Sequence[str]) -> list[str]:
+    """The phases of a run on ``phases`` (the unlocked ones) whose tests run: the retired aside."""
+    retired = challenge.retired(phases)
+    return [phase for phase in phases if phase not in retired]
+
+
+def _batches(phases: list[Phase], current: str) -> list[list[Phase]]:
+    """The pytest processes a run needs: phases with the same ``testing: args`` (placeholders
+    filled for the run's ``current`` phase) and isolation share one (pytest's options, and where
+    the workspace's code runs, hold for a whole process), in phase order."""
     batches: dict[tuple[tuple[str, ...], bool], list[Phase]] = {}
     for phase in phases:
-        batches.setdefault((phase.args, isolated(phase)), []).append(phase)
+        batches.setdefault((phase.arguments(current), isolated(phase)), []).append(phase)
     return list(batches.values())
 
 
@@ -239,7 +254,6 @@ class PytestRunner:
         environment: Environment,
         timeout: float | None = None,
         sandbox: Sandbox | None = None,
-        hide: Sequence[Path] = (),
         sealed: Mapping[str, Mapping[str, str]] | None = None,
         groups: SessionGroups | None = None,
     ) -> None:
@@ -247,15 +261,15 @@ class PytestRunner:
         self.repo = repo
         self.scratch = scratch
         self.environment = environment
-        self.timeout = timeout if timeout is not None else challenge.model.limits.test_run
+        self.timeout = timeout if timeout is not None else challenge.test_run_limit
         #: each run's limits; its control group comes from the session's ``groups`` (None: no groups)
         self.bounds = test_bounds(challenge.model.limits)
         self.groups = groups
         sandbox = sandbox or detect_sandbox(environment.python)
         self.sandbox = replace(sandbox, limits=replace(sandbox.limits, processes=self.bounds.processes))
-        # Hidden from a test command (pytest runs see nothing of the machine): the challenge,
-        # the cache of environments, and whatever else is asked (other runs).
-        self.hide = [challenge.root, cache_root(), *hide]
+        #: what the tests declare beyond Python (every phase's: one private root serves them all)
+        self.needs = needs_of(challenge)
+        self._toolset: Toolset | None = None
         self._runtime: Runtime | None = None
         self._warm: WarmInterpreter | None = None
         self._home = scratch / "warm"  # the warm interpreter's harness, log, and every run folder
@@ -317,9 +331,15 @@ class PytestRunner:
         """The warm interpreter runs are forked from, inside ``async with`` under bubblewrap."""
         return self._warm
 
+    async def _toolset_ready(self) -> Toolset:
+        if self._toolset is None:
+            self._toolset = await anyio.to_thread.run_sync(resolve, self.needs)
+        return self._toolset
+
     async def _runtime_ready(self) -> Runtime:
         if self._runtime is None:
-            self._runtime = await anyio.to_thread.run_sync(runtime_for, self.environment)
+            toolset = await self._toolset_ready()
+            self._runtime = await anyio.to_thread.run_sync(runtime_for, self.environment, toolset)
         return self._runtime
 
     async def _membership_ready(self) -> Membership:
@@ -331,6 +351,7 @@ class PytestRunner:
         """Export ``tree``, run ``phases``' tests on it, judge the run, and void what does not count."""
         started = time.perf_counter()
         try:
+            await self._toolset_ready()
             if self.sandbox.kind == "bubblewrap":
                 await self._runtime_ready()
             groups = await self._membership_ready()
@@ -360,7 +381,8 @@ class PytestRunner:
         for name in ("out", "harness"):
             (folder / name).mkdir()
         hidden = HiddenCopy(folder / "hidden")
-        chosen = [self.challenge.phase(p) for p in phases]
+        chosen = [self.challenge.phase(p) for p in running(self.challenge, phases)]
+        current = self.challenge.current(phases)
         broken = [
             problem
             for phase in chosen
@@ -375,7 +397,7 @@ class PytestRunner:
         if broken:
             judgements = [Judgement("tampered", [], "; ".join(broken))]
         else:
-            judgements = await self._test(folder, tree, hidden, chosen, superseded, group)
+            judgements = await self._test(folder, tree, hidden, chosen, superseded, current, group)
         # The worst status wins: one void part voids the whole run.
         order: tuple[Status, ...] = ("invalid", "tampered", "over_limits", "timeout", "refused", "ok")
         status: Status = min((j.status for j in judgements), key=order.index, default="ok")
@@ -387,12 +409,24 @@ class PytestRunner:
         effects = read_effects(folder / "out" / EFFECTS, hidden.from_run) if watched else None
         if watched and any(isolated(p) for p in chosen if p.command is None):  # and the host's
             effects = _both(effects, read_effects(folder / "out" / HOST_EFFECTS, hidden.from_run))
-        return status, self._results(chosen, verdicts, superseded, detail, groups), detail, effects
+        results = self._results(chosen, verdicts, superseded, detail, groups)
+        # A test that failed for want of an undeclared tool or data says so, and so does the run.
+        toolset = self._toolset or Toolset()
+        tools, data = [t.name for t in toolset.tools], toolset.data
+        results, lacking = annotate(results, tools, data)
+        for judgement in judgements:  # a command that could not start: sh: 1: bash: not found
+            lacking += [pair for pair in missing(judgement.detail, tools, data) if pair not in lacking]
+        note = run_note(lacking)
+        return status, results, "; ".join(part for part in (detail, note) if part), effects
 
     def _env(self, places: Places) -> dict[str, str]:
-        # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings.
+        # Nothing of changeup's own environment leaks in: no PYTHON*/PYTEST_* settings; the
+        # declared tools' folders and the declared data's variables (``toolsets.py``) do.
+        toolset = self._toolset or Toolset()
+        path = dict.fromkeys([str(Path(places.python).parent), *toolset.path, "/usr/bin", "/bin"])
         return {
-            "PATH": f"{Path(places.python).parent}{os.pathsep}/usr/bin:/bin",
+            **toolset.env,
+            "PATH": os.pathsep.join(path),
             "HOME": str(places.out),
             "LANG": "C.UTF-8",
             "TZ": "UTC",  # the same clock on every machine
@@ -411,12 +445,14 @@ class PytestRunner:
         hidden: HiddenCopy,
         chosen: list[Phase],
         superseded: set[str],
+        current: str,
         group: RunGroup | None,
     ) -> list[Judgement]:
-        """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``."""
+        """Run the ``chosen`` phases' tests in ``folder`` on a copy of snapshot ``tree``, in a run
+        whose latest unlocked phase is ``current``."""
         deselect = sorted(hidden.to_run(test) for test in superseded)
         planted: list[tuple[list[Phase], Canaries]] = []
-        batches = _batches([p for p in chosen if p.command is None])
+        batches = _batches([p for p in chosen if p.command is None], current)
         if batches:
             if self._warm is None:  # the warm interpreter has a copy of its own
                 for source in (*HARNESS, PROBE, *(script for script, _ in SCRIPTS)):
@@ -443,7 +479,10 @@ class PytestRunner:
         try:
             for number, (batch, canaries) in enumerate(planted, 1):
                 name = "" if number == 1 else f"-{number}"
-                judgements.append(await self._pytest(folder, hidden, batch, deselect, canaries, name, group))
+                args = batch[0].arguments(current)
+                judgements.append(
+                    await self._pytest(folder, hidden, batch, args, deselect, canaries, name, group)
+                )
             for phase in (p for p in chosen if p.command is not None):
                 judgements.append(await self._command(folder, hidden, phase, group))
         finally:
@@ -460,13 +499,11 @@ class PytestRunner:
         mounts: Sequence[Mount] = (),
         workdir: PurePosixPath | None = None,
     ) -> list[str]:
-        hide = [folder.parent, *self.hide]
         return self.sandbox.tests(
             argv,
             folder,
             self.environment,
             runtime=runtime,
-            hide=hide,
             mounts=mounts,
             workdir=workdir,
             tmp_mb=self.bounds.tmp_mb,
@@ -478,12 +515,14 @@ class PytestRunner:
         folder: Path,
         hidden: HiddenCopy,
         phases: list[Phase],
+        extra: tuple[str, ...],
         deselect: list[str],
         canaries: Canaries,
         name: str,
         group: RunGroup | None,
     ) -> Judgement:
-        """One pytest process over ``phases`` (which share their arguments); its files are ``*<name>``."""
+        """One pytest process over ``phases``, which share their arguments ``extra``; its files are
+        ``*<name>``."""
         folders = [hidden.folder_of(p.id) for p in phases]
         places = self.sandbox.places(folder, self.environment)
         timeouts = {hidden.folder_of(p.id): p.timeout for p in phases if p.timeout}
@@ -511,7 +550,7 @@ class PytestRunner:
             tests=folders,
             deselect=deselect,
             ini=ini,
-            extra=phases[0].args,
+            extra=extra,
             name=name,
         )
         if self._warm is not None:
@@ -589,6 +628,13 @@ class PytestRunner:
         assert phase.command is not None
         places = self.sandbox.places(folder, self.environment)
         argv = ["sh", "-c", phase.command]
+        if places.user is not None:  # as root under bubblewrap: the private root has no setpriv
+            for source in (BOOTSTRAP, LAUNCH):
+                if not (folder / "harness" / source.name).exists():
+                    shutil.copyfile(source, folder / "harness" / source.name)
+            uid, gid = places.user
+            launch = str(places.harness / LAUNCH.name)
+            argv = [places.python, "-I", "-S", launch, str(uid), str(gid), "--", *argv]
         results: Path | None = None
         mounts: list[Mount] = []
         workdir: PurePosixPath | None = None
@@ -600,6 +646,7 @@ class PytestRunner:
                     phase.id,
                     phase.verifier,
                     self.sandbox,
+                    self._runtime,
                     workspace=folder / "ws",
                     tests=folder / "hidden" / hidden.folder_of(phase.id),
                     results=results,
@@ -607,8 +654,10 @@ class PytestRunner:
             except CannotMount as error:  # the grader's side cannot give the task its view
                 return Judgement("invalid", [], str(error))
             env.update(CHANGEUP_TESTS=phase.verifier.tests, PYTHONPATH=phase.verifier.workspace)
-            workdir = PurePosixPath(phase.verifier.workspace)
-        confined = self._confined(folder, argv, runtime=None, group=group, mounts=mounts, workdir=workdir)
+            workdir = PurePosixPath(phase.verifier.workdir or phase.verifier.workspace)
+        confined = self._confined(
+            folder, argv, runtime=self._runtime, group=group, mounts=mounts, workdir=workdir
+        )
         junit = ResultPipe(JUNIT_LIMIT)
         env["CHANGEUP_JUNIT"] = junit.path
         async with junit, anyio.create_task_group() as readers:
@@ -625,7 +674,7 @@ class PytestRunner:
         try:
             if junit.over:
                 raise ResultError(f"{JUNIT_NAME} got {junit.size:,} bytes, more than a result may have")
-            verdicts = read_results(phase.id, junit.data, results)
+            verdicts = with_output(read_results(phase.id, junit.data, results), finished.output)
         except ResultError as error:
             if could_not_start(code, junit.data, results):  # nothing of the agent's ran: never its zero
                 why = f"{phase.id}'s test command could not start (exit {code}): {said}"

@@ -3,10 +3,12 @@
 A Harbor task's ``tests/test.sh`` expects the agent's work at ``/app``, its tests at
 ``/tests`` and a writable ``/logs/verifier`` it writes its reward to (Harbor's
 ``EnvironmentPaths``). A phase with ``verifier:`` gets that view in the test command's
-sandbox (``sandbox.py``): the run's copy of the snapshot bound writable at
-``verifier.workspace`` (the working directory), the phase's hidden test copy read-only at
-``verifier.tests``, and a fresh empty folder of the run, writable, at ``verifier.results``.
-Only bubblewrap can make those mounts; under a weaker sandbox the phase is *invalid*, saying so.
+sandbox (``sandbox.py``: the tests' private root, with the challenge's declared tools): the
+run's copy of the snapshot bound writable at ``verifier.workspace``, the phase's hidden test
+copy read-only at ``verifier.tests``, and a fresh empty folder of the run, writable, at
+``verifier.results``. It starts in ``verifier.workdir`` (the task's ``WORKDIR``; default the
+workspace). Only bubblewrap can make those mounts; under a weaker sandbox the phase is
+*invalid*, saying so.
 
 **What it reports** (:func:`read_results`), the first of these found:
 
@@ -23,7 +25,8 @@ second document (a forgery before the runner's own, or after it) makes it malfor
 written once the command has exited counts: its whole tree is killed first.
 
 A reward is a number from 0 to 1, and its test passes only at 1: a phase passes or fails, so
-a partial reward is a failed test whose detail keeps the number. A reward outside 0..1 (a
+a partial reward is a failed test whose detail keeps the number, and the end of the command's
+output (:func:`with_output`, bounded), which is what says why. A reward outside 0..1 (a
 count, say) is not a reward: the result is malformed rather than guessed at. Harbor prefers
 ``reward.json`` over ``reward.txt`` too; the verifier's exit code is not a verdict (Harbor
 ignores it, and many ``test.sh`` exit 1 on a failing reward).
@@ -57,6 +60,7 @@ from pathlib import Path, PurePosixPath
 
 from orchestrator.challenge.model import Verifier
 from orchestrator.grading.junit import JUnitError, NotJUnit, Verdict, read_junit
+from orchestrator.grading.runtime import Runtime
 from orchestrator.grading.sandbox import Mount, Sandbox, mount_problem
 
 __all__ = [
@@ -70,6 +74,7 @@ __all__ = [
     "could_not_start",
     "read_results",
     "verifier_mounts",
+    "with_output",
 ]
 
 #: The most a command's JUnit XML may hold, on its pipe or as a file of the results folder.
@@ -84,6 +89,9 @@ _REWARD_LIMIT = 1024 * 1024
 #: What ``$CHANGEUP_JUNIT`` is called in what a person reads.
 JUNIT_NAME = "$CHANGEUP_JUNIT"
 _EXAMPLE = '{"reward": 1}'
+#: How much of a command's output a failed reward keeps: its last lines, at most so many characters.
+_OUTPUT_LINES = 20
+_OUTPUT_CHARS = 2000
 
 
 class CannotMount(ValueError):
@@ -95,22 +103,32 @@ class ResultError(ValueError):
 
 
 def verifier_mounts(
-    phase: str, verifier: Verifier, sandbox: Sandbox, *, workspace: Path, tests: Path, results: Path
+    phase: str,
+    verifier: Verifier,
+    sandbox: Sandbox,
+    runtime: Runtime | None,
+    *,
+    workspace: Path,
+    tests: Path,
+    results: Path,
 ) -> list[Mount]:
     """The mounts of ``phase``'s verifier: ``workspace``, ``tests`` and ``results`` (folders of
-    the run) where ``verifier`` puts them; :class:`CannotMount` when this sandbox cannot."""
+    the run) where ``verifier`` puts them, in a view built on ``runtime``; :class:`CannotMount`
+    when this sandbox cannot (its ``workdir``, outside them, is checked too: it is made empty)."""
     places = {
         "workspace": PurePosixPath(verifier.workspace),
         "tests": PurePosixPath(verifier.tests),
         "results": PurePosixPath(verifier.results),
     }
-    if sandbox.kind != "bubblewrap":
+    if sandbox.kind != "bubblewrap" or runtime is None:
         where = ", ".join(f"{key} at {place}" for key, place in places.items())
         raise CannotMount(
             f"{phase}'s verifier needs bubblewrap to mount its {where}; "
             f"this sandbox is {sandbox.kind}: {sandbox.reason or 'no reason given'}"
         )
-    problems = [f"verifier.{key}: {why}" for key, place in places.items() if (why := mount_problem(place))]
+    problems = [
+        f"verifier.{key}: {why}" for key, place in places.items() if (why := mount_problem(place, runtime))
+    ]
     keys = list(places)
     for i, first in enumerate(keys):
         for second in keys[i + 1 :]:
@@ -118,6 +136,10 @@ def verifier_mounts(
             if a == b or a.is_relative_to(b) or b.is_relative_to(a):
                 overlap = f"verifier.{first} ({a}) and verifier.{second} ({b}) overlap"
                 problems.append(f"{overlap}: each needs a folder of its own")
+    workdir = PurePosixPath(verifier.workdir) if verifier.workdir else None
+    outside = workdir is not None and not any(workdir.is_relative_to(p) for p in places.values())
+    if workdir is not None and outside and (why := mount_problem(workdir, runtime)):
+        problems.append(f"verifier.workdir: {why}")
     if problems:
         raise CannotMount(f"{phase}'s verifier cannot be mounted: " + "; ".join(problems))
     return [
@@ -161,6 +183,22 @@ def read_results(phase: str, junit: bytes, results: Path | None = None) -> list[
         f"the results folder holds no JUnit XML (*.xml), {REWARD_JSON} or {REWARD_TXT}, "
         f"and no JUnit XML was written to {JUNIT_NAME}"
     )
+
+
+def with_output(verdicts: list[Verdict], output: str) -> list[Verdict]:
+    """``verdicts`` with each failed reward's detail followed by the end of the command's ``output``
+    (bounded): a reward is only a number, and the output is what says why it is not 1."""
+    lines = output.strip().splitlines()[-_OUTPUT_LINES:]
+    tail = "\n".join(lines)[-_OUTPUT_CHARS:]
+    if not tail:
+        return verdicts
+    marker = f"/{REWARD_FILE}::"
+    return [
+        Verdict(v.id, v.outcome, f"{v.detail}; its output ended:\n{tail}")
+        if v.outcome != "passed" and marker in v.id
+        else v
+        for v in verdicts
+    ]
 
 
 def could_not_start(returncode: int | None, junit: bytes, results: Path | None) -> bool:

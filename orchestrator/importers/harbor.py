@@ -16,6 +16,7 @@ expects it, its tests at ``/tests`` and a writable ``/logs/verifier``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from orchestrator.importers.draft import (
     read_toml,
     slug,
 )
+from orchestrator.importers.environment import Install, Needs, installs, on_this_machine, shell_functions
 
 __all__ = ["draft_harbor"]
 
@@ -89,35 +91,108 @@ def _tests(source: Path, folder: Path, phase: str, multi: bool, out: Draft) -> N
                 out.copies[f"tests/{phase}/{entry.name}"] = entry
 
 
-def _environment(source: Path, workdir: str, out: Draft) -> None:
-    environment = source / "environment"
-    if not environment.is_dir():
+def _dockerfile(source: Path) -> tuple[str | None, str | None, str]:
+    """The task's Dockerfile: its base image, its last ``WORKDIR`` and its ``RUN`` lines."""
+    dockerfile = source / "environment" / "Dockerfile"
+    if not dockerfile.is_file():
+        return None, None, ""
+    base = workdir = None
+    runs: list[str] = []
+    for line in read_text(dockerfile).replace("\\\n", " ").splitlines():
+        words = line.split()
+        keyword = words[0].upper() if words else ""
+        if keyword == "FROM" and len(words) > 1:
+            base = words[1]
+        elif keyword == "WORKDIR" and len(words) > 1:
+            workdir = words[1]
+        elif keyword == "RUN":
+            runs.append(line.split(None, 1)[1] if len(words) > 1 else "")
+    return base, workdir, "\n".join(runs)
+
+
+def _environment(source: Path, workdir: str, base: str | None, out: Draft) -> None:
+    if not (source / "environment").is_dir():
         return
-    dockerfile = environment / "Dockerfile"
-    base = (
-        next(
-            (
-                line.split()[1]
-                for line in read_text(dockerfile).splitlines()
-                if line.upper().startswith("FROM ") and len(line.split()) > 1
-            ),
-            None,
-        )
-        if dockerfile.is_file()
-        else None
-    )
     image = (
         f"its own image (environment/Dockerfile, FROM {base})"
         if base
         else "its own environment (environment/)"
     )
     out.dropped.append(
-        f"the container: the task needs {image}; changeup runs each step's test.sh in its sandbox with this "
-        "machine's programs, so what the image installs must be on the machine"
+        f"the container: the task needs {image}; changeup runs each step's test.sh in its sandbox with the "
+        "tools testing.tools declares (found from the verifiers' files) and this machine's packages"
     )
     out.dropped.append(
         f"the starting files of {workdir}: what the image puts there is not in workspace/ (copy it in)"
     )
+
+
+def _needs(source: Path, test_folders: list[Path], runs: str, out: Draft) -> dict[str, Any]:
+    """What the verifiers need: the tools their scripts and Python run, the packages the image and
+    the scripts install (pip ones become requirements; one this machine lacks is named with the line
+    that installs it); said in the report."""
+    needs = Needs()
+    needs.tool("bash", f"the command {COMMAND}")
+    found: list[Install] = installs(runs, "environment/Dockerfile")
+    files = [
+        p for f in test_folders for p in sorted(f.rglob("*")) if p.is_file() and "__pycache__" not in p.parts
+    ]
+    scripts = {p: p.read_text(encoding="utf-8", errors="replace") for p in files if _is_script(p)}
+    # A verifier sources its helpers (lib.sh): their functions are no programs.
+    functions = set().union(*map(shell_functions, scripts.values())) if scripts else set()
+    for path in files:
+        where = path.relative_to(source).as_posix()
+        if path.suffix == ".py":
+            needs.python(path, where)
+        elif path in scripts:
+            text = scripts[path]
+            needs.script(text, where, functions)
+            found += installs(text, where)
+            if re.search(r"\buvx?\b|\b(curl|wget)\b[^\n]*https?://", text):
+                out.dropped.append(
+                    f"{where} downloads at run time (uv/uvx, curl or wget from the network), and the sandbox "
+                    "has no network: install what it fetches on this machine, and run the program itself "
+                    "(e.g. pytest, its packages in requirements)"
+                )
+    declared: dict[str, Any] = {}
+    if needs.tools:
+        declared["tools"] = sorted(needs.tools)
+    if needs.data:
+        declared["data"] = sorted(needs.data)
+    for name, places in sorted(needs.tools.items()):
+        out.mapped.append(f"{name} → testing.tools (found in {', '.join(places[:2])})")
+        if not on_this_machine(name):
+            out.dropped.append(
+                f"tool {name}: not on this machine's PATH; install it before running this challenge"
+            )
+    requirements = sorted(
+        {i.package for i in found if i.manager == "pip" and _package(i.package) != "pytest"}
+    )
+    if requirements:
+        declared["requirements"] = requirements
+        out.mapped.append(
+            f"pip packages the image or a verifier installs → requirements: {', '.join(requirements)}"
+        )
+    for install in found:
+        if install.manager != "pip" and not install.present():
+            out.dropped.append(
+                f"{install.where} installs {install.package} ({install.manager}); this machine lacks it: "
+                f"`{install.command()}`"
+            )
+    return declared
+
+
+def _is_script(path: Path) -> bool:
+    """A shell script: ``*.sh``, or a file that starts with ``#!`` and is not Python."""
+    if path.suffix == ".sh":
+        return True
+    with path.open("rb") as file:
+        head = file.readline(200)
+    return head.startswith(b"#!") and b"python" not in head
+
+
+def _package(requirement: str) -> str:
+    return re.split(r"[\s<>=!~\[;@]", requirement, maxsplit=1)[0].lower()
 
 
 def draft_harbor(source: Path) -> Draft:
@@ -127,6 +202,7 @@ def draft_harbor(source: Path) -> Draft:
     steps = _steps(config, source, toml_path)
     multi = "steps" in config
     workdir = str((config.get("environment") or {}).get("workdir") or "/app")
+    base, image_workdir, runs = _dockerfile(source)
     out = Draft("harbor", source, {})
     ids: list[str] = []
     for name, _, _ in steps:
@@ -151,7 +227,9 @@ def draft_harbor(source: Path) -> Draft:
             "weight": 1 if counts else 0,
         }
         if workdir != "/app":
-            model["verifier"] = {"workspace": workdir}
+            model["verifier"]["workspace"] = workdir
+        if image_workdir is not None:
+            model["verifier"]["workdir"] = image_workdir
         phases.append(model)
         if "min_reward" in settings and n < len(steps):
             stopping.append((n, phase))
@@ -176,6 +254,7 @@ def draft_harbor(source: Path) -> Draft:
         "initial_briefing": messages[0],
         "phases": phases,
         "triggers": triggers,
+        "testing": {"tools": ["bash"]},  # every verifier is `bash /tests/test.sh`, in the tests' own root
     }
     if stopping:
         challenge["end"] = " or ".join(f"(turns >= {n} and tests_not_pass({p}))" for n, p in stopping)
@@ -194,6 +273,11 @@ def draft_harbor(source: Path) -> Draft:
         "the task's tests/ with the step's tests/ over it → tests/<phase>/, run as "
         f"`{COMMAND}` with verifier mounts {workdir} (workspace), /tests, /logs/verifier "
         "(reward.txt or reward.json)",
+        *(
+            [f"environment/Dockerfile WORKDIR {image_workdir} → each verifier's workdir (where it starts)"]
+            if image_workdir is not None
+            else []
+        ),
         "the agent's turn ending → the step's verdict: passed, the next instruction; not passed, the next "
         "instruction after 'moving on' (a deadline trigger)",
         f"multi_step_reward_strategy {strategy} → phase weights "
@@ -210,7 +294,13 @@ def draft_harbor(source: Path) -> Draft:
         out.mapped.append("agent timeout_sec (a step's, else the task's) → limits.agent_turn (the longest)")
     if multi and (source / "instruction.md").is_file():
         out.dropped.append("the task-level instruction.md: Harbor does not send it in a multi-step task")
-    _environment(source, workdir, out)
+    _environment(source, workdir, base, out)
+    folders = [source / "tests", *(folder / "tests" for _, folder, _ in steps if multi)]
+    declared = _needs(source, [f for f in folders if f.is_dir()], runs, out)
+    if "requirements" in declared:
+        challenge["requirements"] = declared.pop("requirements")
+    if declared:
+        challenge["testing"] = declared
     resources = sorted(set(config.get("environment") or {}) - {"workdir"})
     if resources:
         out.dropped.append(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.importers.draft import Draft, SourceError, read_text, read_yaml, slug
+from orchestrator.importers.environment import Needs
 
 __all__ = ["draft_saotri"]
 
@@ -267,6 +268,15 @@ def draft_saotri(source: Path) -> Draft:
     timeout = (task.get("execution") or {}).get("timeout_seconds")
     if timeout is not None:
         challenge["testing"]["timeout"] = timeout
+    needs = Needs()  # the evaluator and the cases run in the hidden test process
+    for name in ("evaluator.py", "tests.py"):
+        needs.python(source / name, name)
+    for kind, items in (("tools", needs.tools), ("data", needs.data)):
+        if items:
+            challenge["testing"][kind] = sorted(items)
+            out.mapped += [
+                f"{item} → testing.{kind} (found in {', '.join(where[:2])})" for item, where in items.items()
+            ]
     out.challenge = challenge
     out.copies[f"{SUPPORT}/saotri_evaluator.py"] = source / "evaluator.py"
     out.copies[f"{SUPPORT}/saotri_cases.py"] = source / "tests.py"

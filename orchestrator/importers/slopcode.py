@@ -14,6 +14,7 @@ config's own markers) with the checkpoint passing on its core tests.
 
 from __future__ import annotations
 
+import platform
 import re
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from orchestrator.importers.draft import (
     read_yaml,
     slug,
 )
+from orchestrator.importers.environment import Needs, first_unparsed, on_this_machine, string_literals
 from orchestrator.importers.pytest_files import DeclaredTest, declared_tests, imported_modules
 
 __all__ = ["draft_slopcode"]
@@ -39,6 +41,11 @@ GROUP_TYPES = ("CORE", "FUNCTIONALITY", "ERROR", "REGRESSION")
 DEFAULT_PACKAGES = ("jsonschema", "deepdiff")
 #: Plugins the runner needs for itself: changeup has its own reports and per-test timeout.
 RUNNER_PLUGINS = {"pytest", "pytest-timeout", "pytest-json-ctrf", "pytest-json-report"}
+#: The Python of the benchmark's one Docker environment (configs/environments/docker-python3.12-uv.yaml).
+BENCHMARK_PYTHON = "3.12"
+#: The entry point's placeholders in a spec, which the benchmark fills before showing it.
+ENTRY_FILE = "%%%ENTRYPOINT:entry_file%%%"
+ENTRY_COMMAND = "%%%ENTRYPOINT:entry_command%%%"
 
 
 def _checkpoints(config: dict[str, Any], path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -108,6 +115,11 @@ def _package(requirement: str) -> str:
     return re.split(r"[\s<>=!~\[;]", requirement, maxsplit=1)[0].lower()
 
 
+def _unpinned(requirement: str) -> bool:
+    """A requirement naming a package and no version (``pyarrow``, ``uvicorn[standard]``)."""
+    return re.fullmatch(r"\s*[A-Za-z0-9._-]+(\[[^\]]*\])?\s*", requirement) is not None
+
+
 def _requirements(config: dict[str, Any], tests: Path, solutions: list[Path], out: Draft) -> list[str]:
     listed = [str(r) for r in config.get("test_dependencies") or []]
     wanted = [r for r in listed if _package(r) not in RUNNER_PLUGINS]
@@ -129,10 +141,19 @@ def _requirements(config: dict[str, Any], tests: Path, solutions: list[Path], ou
         needs = folder / "requirements.txt"
         lines = needs.read_text(encoding="utf-8").splitlines() if needs.is_file() else []
         for line in (line.strip() for line in lines):
-            known = RUNNER_PLUGINS | {_package(w) for w in wanted}
-            if line and not line.startswith("#") and _package(line) not in known:
+            if not line or line.startswith("#") or _package(line) in RUNNER_PLUGINS:
+                continue
+            where = needs.relative_to(out.source)
+            same = next((i for i, w in enumerate(wanted) if _package(w) == _package(line)), None)
+            if same is None:
                 wanted.append(line)
-                out.mapped.append(f"{needs.relative_to(out.source)}: {line} → requirements")
+                out.mapped.append(f"{where}: {line} → requirements")
+            elif _unpinned(wanted[same]) and not _unpinned(line):
+                # The tests name the package, the solution says which version it works with.
+                out.mapped.append(
+                    f"{where}: {line} → requirements, in place of the tests' unpinned {wanted[same]}"
+                )
+                wanted[same] = line
     return wanted
 
 
@@ -260,10 +281,8 @@ def draft_slopcode(source: Path) -> Draft:
         grouped = {group: [t for t in tests if _group_of(t, markers) == group] for group in expressions}
         groups = {group: expressions[group] for group, members in grouped.items() if members}
         phase: dict[str, Any] = {"id": name, "title": _title(spec, name)}
-        testing: dict[str, Any] = {"args": ["--checkpoint", name]}
         if settings.get("timeout") is not None:
-            testing["timeout"] = settings["timeout"]
-        phase["testing"] = testing
+            phase["testing"] = {"timeout": settings["timeout"]}
         phase["groups"] = groups
         if "core" in groups:
             phase["passes"] = ["core"]
@@ -278,13 +297,20 @@ def draft_slopcode(source: Path) -> Draft:
             )
         specs.append(spec)
     run = f"python {entry_file}"
+    specs = [_rendered(spec, entry_file, run) for spec in specs]
     briefing = f"Your program is run from the workspace root as `{run}`.\n\n{specs[0]}"
     solutions = _reference(source, names, out)
     _support(source, config, names, out)
+    _retirements(checkpoints, phases, out)
     out.files[INI] = _ini(markers, config)
-    testing_all: dict[str, Any] = {"support": SUPPORT, "ini": INI, "args": ["--entrypoint", run]}
+    testing_all: dict[str, Any] = {
+        "support": SUPPORT,
+        "ini": INI,
+        "args": ["--entrypoint", run, "--checkpoint", "{current}"],
+    }
     if config.get("timeout") is not None:
         testing_all["timeout"] = config["timeout"]
+    testing_all.update(_environment(source, solutions, out))
     challenge: dict[str, Any] = {
         "id": slug(str(config.get("name") or source.name)),
         "title": str(config.get("description") or config.get("name") or source.name).strip().split("\n")[0],
@@ -292,6 +318,9 @@ def draft_slopcode(source: Path) -> Draft:
         "initial_briefing": briefing,
         "phases": phases,
         "triggers": advance_on_turn_end(names, specs, "checkpoint"),
+        # The benchmark bounds each test (pytest-timeout) and each checkpoint's agent (an hour in
+        # its agent configs), never a whole test run: a run of many checkpoints' tests takes minutes.
+        "limits": {"session": f"{len(names)}h", "agent_turn": "1h", "test_run": "30min"},
         "testing": testing_all,
     }
     requirements = _requirements(config, test_dir, solutions, out)
@@ -306,11 +335,17 @@ def draft_slopcode(source: Path) -> Draft:
         "checkpoint's trigger message",
         "tests/test_checkpoint_N.py → tests/checkpoint_N/ (hidden tests of that phase)",
         f"the rest of tests/ (conftest.py, helpers, data/, assets/) → {SUPPORT} (testing.support)",
-        f"entry_file {entry} → testing.args --entrypoint '{run}'; each phase's --checkpoint checkpoint_N",
+        f"entry_file {entry} → testing.args --entrypoint '{run}', and --checkpoint {{current}}: every "
+        "checkpoint's tests run with the latest unlocked checkpoint, as the benchmark runs a checkpoint's "
+        "tests with those of the checkpoints before it",
+        "%%%ENTRYPOINT:entry_file%%% and %%%ENTRYPOINT:entry_command%%% in the specs → "
+        f"{entry_file} and `{run}`; the canary comment at their head is left out, as the benchmark does",
         f"markers → {INI} (testing.ini); groups core / functionality / error / regression by the "
         "benchmark's precedence (error, regression, the config's markers, functionality, else core)",
         "pass policy core-cases → passes: [core] (edit passes: for all-cases)",
         "timeout (per test) → testing.timeout; a checkpoint's timeout → its testing.timeout",
+        "no limit on a whole test run (the benchmark bounds each test) → limits.test_run 30min; an hour "
+        f"per checkpoint (its agent configs' timeout) → limits.agent_turn 1h, limits.session {len(names)}h",
         "the agent's turn ending → the checkpoint's verdict: passed, the next spec; not passed, "
         "the next spec after 'moving on' (a deadline trigger)",
     ]
@@ -319,10 +354,99 @@ def draft_slopcode(source: Path) -> Draft:
             "error-marked tests → calibration.starter_may_pass (a non-zero exit passes on an empty starter)"
         )
     out.dropped += [
-        "include_prior_tests and REGRESSION by file: earlier checkpoints' tests stay in the suite as their "
-        "own phases (changeup's suite only grows), reported per phase rather than as this one's regression",
+        "REGRESSION by file: earlier checkpoints' tests stay in the suite as their own phases, each "
+        "scored by its own pass policy, rather than as the current checkpoint's regression group",
         "stopping at the first checkpoint that misses its policy: changeup moves on and counts what fails",
         "the oracle's own failures: list any test the reference fails under calibration.reference_may_fail",
-        "the Docker environment: tests run in changeup's sandbox, with this machine's Python as `python`",
+        "the Docker environment: tests run in changeup's sandbox, with this machine's Python as `python` "
+        "and the tools and data testing.tools / testing.data declare",
     ]
     return out
+
+
+def _rendered(spec: str, entry_file: str, run: str) -> str:
+    """A checkpoint's spec as the benchmark shows it: the entry point's placeholders filled and the
+    canary comment at its head left out."""
+    spec = re.sub(r"^<!--.*?-->\n?", "", spec, count=1, flags=re.DOTALL)
+    return spec.replace(ENTRY_FILE, entry_file).replace(ENTRY_COMMAND, run)
+
+
+def _retirements(
+    checkpoints: list[tuple[str, dict[str, Any]]], phases: list[dict[str, Any]], out: Draft
+) -> None:
+    """``include_prior_tests: false`` on checkpoint N: the checkpoints before it retire once it unlocks."""
+    dropped_at: str | None = None
+    for n, (name, settings) in enumerate(checkpoints):
+        if settings.get("include_prior_tests", True) is not False:
+            if dropped_at is not None and n:
+                out.dropped.append(
+                    f"{name} includes prior tests again after {dropped_at} left them out: the checkpoints "
+                    f"{dropped_at} retired stay retired (a retired phase never runs again)"
+                )
+            continue
+        dropped_at = dropped_at or name
+        for earlier in phases[:n]:
+            if "retire" not in earlier:
+                earlier["retire"] = "on-next-unlock" if earlier is phases[n - 1] else {"on-unlock": name}
+        if n:
+            out.mapped.append(
+                f"{name}'s include_prior_tests: false → the checkpoints before it retire when it unlocks "
+                "(retire:): their tests stop running, and each is scored on its last run before then"
+            )
+
+
+def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, Any]:
+    """What the tests and the reference need beyond Python (``testing:`` tools, data, isolation and
+    requires_python), each found from the problem's files and said in the report."""
+    tests = sorted((source / "tests").glob("*.py"))
+    program = [
+        p
+        for folder in solutions
+        for p in sorted(folder.rglob("*.py"))
+        if "tests" not in p.relative_to(folder).parts
+    ]
+    needs = Needs()
+    for path in [*tests, *program]:
+        needs.python(path, path.relative_to(source).as_posix())
+    if needs.shell:  # the program runs shell text the tests give it: the utilities that text names
+        needs.utilities(
+            (text, path.relative_to(source).as_posix()) for path in tests for text in string_literals(path)
+        )
+    found: dict[str, Any] = {}
+    if needs.tools:
+        found["tools"] = sorted(needs.tools)
+    if needs.data:
+        found["data"] = sorted(needs.data)
+    for kind, items in (("tools", needs.tools), ("data", needs.data)):
+        for name, places in sorted(items.items()):
+            missing = kind == "tools" and not on_this_machine(name)
+            out.mapped.append(
+                f"{name} → testing.{kind} (found in {', '.join(places[:2])}"
+                + (f" and {len(places) - 2} more" if len(places) > 2 else "")
+                + ")"
+            )
+            if missing:
+                out.dropped.append(
+                    f"tool {name}: not on this machine's PATH; install it before running this challenge"
+                )
+    own = {p.stem if p.suffix == ".py" else p.name for folder in solutions for p in folder.iterdir()}
+    imported = set().union(*(imported_modules(p) for p in tests)) if tests else set()
+    if imported & own:
+        out.dropped.append(
+            f"the tests import {', '.join(sorted(imported & own))} of the solution: isolation stays "
+            "in-process, and calibration runs its impostors"
+        )
+    else:
+        found["isolation"] = "subprocess"
+        out.mapped.append(
+            "the tests run the program as a child process (--entrypoint) and import none of it → "
+            "testing.isolation: subprocess (calibration plans no impostor: a double never reaches the tests)"
+        )
+    unparsed = first_unparsed(source, [*tests, *program])
+    if unparsed:
+        found["requires_python"] = f">={BENCHMARK_PYTHON}"
+        out.mapped.append(
+            f"{unparsed} on Python {platform.python_version()}; the benchmark runs Python "
+            f"{BENCHMARK_PYTHON} → testing.requires_python: '>={BENCHMARK_PYTHON}'"
+        )
+    return found

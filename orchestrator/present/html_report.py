@@ -25,6 +25,7 @@ from orchestrator.present.phrases import (
     policy_note,
     ran,
     rescore_line,
+    retirement_line,
     scope_line,
     score_formula,
     start_line,
@@ -348,6 +349,11 @@ def _superseded(report: dict[str, Any]) -> str:
         f"<li><code>{_e(test)}</code> (replaced by {_e(p['id'])})</li>"
         for p in report["phases"]
         for test in p["superseded"]
+    )
+    items += "".join(
+        f'<li data-retired="{_e(p["id"])}">{_e(line)}</li>'
+        for p in report["phases"]
+        if (line := retirement_line(p)) is not None
     )
     if not items:
         return ""

@@ -30,6 +30,7 @@ from orchestrator.present.phrases import (
     ran,
     ratio,
     rescore_line,
+    retirement_line,
     scope_line,
     score_formula,
     start_line,
@@ -136,9 +137,11 @@ def report_markdown(report: dict[str, Any]) -> str:
     if bounds:
         out += ["", "## Bounds", "", *(f"- {md(line)}" for line in bounds)]
     superseded = [(p["id"], s) for p in report["phases"] for s in p["superseded"]]
-    if superseded:
+    retirements = [said for p in report["phases"] if (said := retirement_line(p)) is not None]
+    if superseded or retirements:
         out += ["", "## Superseded tests", ""]
         out += [f"- {md(test)} (replaced by {md(phase_id)})" for phase_id, test in superseded]
+        out += [f"- {md(line)}" for line in retirements]
     out += _turns_markdown(report)
     activity = report["activity"]
     out += [

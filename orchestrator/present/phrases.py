@@ -31,6 +31,7 @@ __all__ = [
     "ran",
     "ratio",
     "rescore_line",
+    "retirement_line",
     "scope_line",
     "score_formula",
     "start_line",
@@ -93,12 +94,25 @@ def ratio(part: dict[str, int]) -> str:
 
 
 def tests_cell(phase: dict[str, Any]) -> str:
-    """``3/3``, ``3/3 (2 superseded)`` when later phases superseded some of its tests, or ``locked``."""
+    """``3/3``, ``3/3 (2 superseded)`` when later phases superseded some of its tests, ``3/3
+    (retired)`` when its tests stopped running (its ``retire:``), or ``locked``."""
     if not phase["unlocked"]:
         return "locked"
     retired = phase.get("retired") or []
     note = f" ({len(retired)} superseded)" if retired else ""
+    note += " (retired)" if phase.get("retirement") else ""
     return f"{phase['passed']}/{phase['total']}{note}"
+
+
+def retirement_line(phase: dict[str, Any]) -> str | None:
+    """Why a retired phase's tests no longer ran and what it is scored on; None for any other."""
+    retirement = phase.get("retirement")
+    if not retirement:
+        return None
+    return (
+        f"{phase['id']}: its tests stopped running when {retirement['by']} unlocked at "
+        f"{clock(retirement['at'])} (retire: {retirement['rule']}); it is scored on its last run before then"
+    )
 
 
 def groups_line(phase: dict[str, Any], sep: str = "  ") -> str | None:

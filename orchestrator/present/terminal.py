@@ -25,6 +25,7 @@ from orchestrator.present.phrases import (
     phase_good,
     policy_note,
     rescore_line,
+    retirement_line,
     scope_line,
     score_formula,
     start_line,
@@ -83,6 +84,9 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
                 ),
                 highlight=False,
             )
+        retirement = retirement_line(phase)
+        if retirement is not None:
+            console.print(f"  {terminal(retirement)}", highlight=False)
     if report.get("rubric"):
         rubric = Table(title="rubric", title_justify="left")
         for column in ("criterion", "weight", "score"):

@@ -102,6 +102,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     scope: dict[str, Any] | None = None
     effects: dict[str, Any] | None = None
     last_result: TestsResult | None = None
+    #: each phase's latest verdict from a run during the session (a retired phase is scored on it)
+    latest: dict[str, PhaseResult] = {}
     runs = turns = commits = 0
     exit_codes: list[int | None] = []
     bounds: dict[str, Any] | None = None
@@ -115,6 +117,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
             if isinstance(record, TestsResult):
                 last_result = record
                 runs += 0 if record.cached else 1
+                if record.status != "invalid":  # an invalid run says nothing of the work
+                    latest.update((phase.phase, phase) for phase in record.phases)
             else:
                 graded = record
             for phase in record.phases:
@@ -149,7 +153,11 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     turn_rows = _agent_turns(entries)
     final: TestsResult | SessionGraded | None = graded if graded is not None else last_result
     verdicts = {p.phase: p for p in (final.phases if final is not None else ())}
-    phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts) for p in challenge.phases]
+    # A retired phase's tests stopped running when a later phase unlocked: it keeps the verdict
+    # of its last run before then, never a zero for tests that no longer ran.
+    retired = challenge.retired(unlocked)
+    verdicts.update((phase, latest[phase]) for phase in retired if phase in latest)
+    phases = [_phase(challenge, p.id, unlocked, first_pass, verdicts, retired) for p in challenge.phases]
     reached = [row for row in phases if row["unlocked"]]
     changed, preserved = _changed_and_preserved(challenge, [r["id"] for r in reached], verdicts)
     status = "interrupted" if contents.torn else "completed"
@@ -346,6 +354,7 @@ def _phase(
     unlocked: dict[str, tuple[float, str]],
     first_pass: dict[str, float],
     verdicts: dict[str, PhaseResult],
+    retired: dict[str, str],
 ) -> dict[str, Any]:
     phase = challenge.phase(phase_id)
     verdict = verdicts.get(phase_id)
@@ -383,8 +392,27 @@ def _phase(
             for test in later.supersedes
             if test.startswith(phase.tests.name + "/")
         ],
+        # Set when the phase's tests stopped running (its ``retire:``): by which phase's unlocking,
+        # and when; its verdict is then that of its last run before.
+        "retirement": (
+            {
+                "by": retired[phase_id],
+                "at": unlocked[retired[phase_id]][0],
+                "rule": _retire_rule(phase_id, challenge),
+            }
+            if phase_id in retired
+            else None
+        ),
         "failing": failing,
     }
+
+
+def _retire_rule(phase_id: str, challenge: Challenge) -> str:
+    """A phase's ``retire:`` as written, for the report: ``on-next-unlock`` or ``on-unlock: <phase>``."""
+    for model in challenge.model.phases or []:
+        if model.id == phase_id and model.retire is not None:
+            return model.retire if isinstance(model.retire, str) else f"on-unlock: {model.retire.on_unlock}"
+    return ""
 
 
 def _trigger(

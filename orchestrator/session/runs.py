@@ -192,12 +192,15 @@ def start_phase(challenge: Challenge, phase: str | None) -> str | None:
 
 def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
     """Raise :class:`RunRefused` when the run could only be invalid: its agent cannot run
-    here (:meth:`Agent.preflight`), or ``out`` is itself a run folder."""
+    here (:meth:`Agent.preflight`), the grading Python is not one the challenge needs, or
+    ``out`` is itself a run folder."""
     if (out / "events.jsonl").exists():
         raise RunRefused(
             f"--out {out} is a run folder (it holds events.jsonl); run folders are made inside "
             f"--out: pass the folder that holds it, e.g. --out {out.parent}"
         )
+    if challenge.python_problem():  # its tests could only fail on syntax or imports: invalid
+        raise RunRefused(challenge.python_problem())
     try:
         agent.preflight(challenge)
     except AgentUnavailable as error:
@@ -299,7 +302,6 @@ async def run_challenge(
             folder.path / "scratch",
             environment=grading,
             sandbox=sandbox,
-            hide=[folder.path.parent],
             sealed=seals.tests,
             groups=groups,
         )

@@ -1,4 +1,5 @@
-"""System plumbing: mechanisms with no policy (files, control groups, pipes), below everything of changeup.
+"""System plumbing: mechanisms with no policy (files, programs, control groups, pipes), below
+everything of changeup.
 
 Nothing here imports the rest of ``orchestrator``; every layer above may import it. Each module
 does one thing to the machine and says plainly when the machine will not let it.
@@ -9,24 +10,45 @@ does one thing to the machine and says plainly when the machine will not let it.
 - :mod:`orchestrator.system.cgroups`: a control group for a tree of processes.
 - :mod:`orchestrator.system.footprint`: disk taken under folders, full private mounts.
 - :mod:`orchestrator.system.forkserver`: a process that has done its imports, forking a child per request.
+- :mod:`orchestrator.system.closure`: a program with what it needs to run (libraries, packages).
 """
 
 from __future__ import annotations
 
 from orchestrator.system.cgroups import Cgroup, CgroupError, Support, Usage, support
+from orchestrator.system.closure import (
+    DebianPackage,
+    copy_folder,
+    debian_files,
+    debian_owner,
+    debian_packages,
+    is_elf,
+    mirror,
+    shared_libraries,
+    shebang,
+)
 from orchestrator.system.footprint import disk_usage, full_mounts
 from orchestrator.system.pipes import ResultPipe
 
 __all__ = [
     "Cgroup",
     "CgroupError",
+    "DebianPackage",
     "ResultPipe",
     "Support",
     "Usage",
     "agentfiles",
+    "copy_folder",
+    "debian_files",
+    "debian_owner",
+    "debian_packages",
     "disk_usage",
     "folderwatch",
     "forkserver",
     "full_mounts",
+    "is_elf",
+    "mirror",
+    "shared_libraries",
+    "shebang",
     "support",
 ]

@@ -47,6 +47,8 @@ challenge:
       kind: revision
       unlocks: phase2
       message: Also write goodbye.txt holding "Goodbye!".
+  testing:
+    tools: [bash, cat, mkdir]
   limits:
     session: 10min
     test_run: 1min

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.cli import changeup
-from tests.importers.test_import import imported
+from tests.importers.test_import import FIXTURES, imported
 
 pytestmark = pytest.mark.slow
+
+LEDGER = FIXTURES / "slopcode" / "ledger"
 
 #: A reference for the SaotriBench fixture, written by hand as its import report says to.
 TIDY = {
@@ -28,12 +31,34 @@ def calibrated(dest: Path, out: Path) -> str:
 
 def test_slopcode_fixture_calibrates_as_imported(tmp_path: Path) -> None:
     """The SlopCodeBench problem, imported with no hand patch: the reference reaches full marks on
-    its core policy with the pass triggers firing, the starter fails all but its error tests, the
-    impostors fall short."""
+    its core policy with the pass triggers firing, the starter fails all but its error tests, and
+    no impostor is planned (its tests reach the program only as a child process), saying why."""
     dest = tmp_path / "wordstat"
     assert imported("slopcode", dest).returncode == 0
     output = calibrated(dest, tmp_path / "runs")
     assert "ok wordstat reference: 100%, fired checkpoint_1_passed, checkpoint_2_passed" in output
+    assert "ok wordstat impostors: not planned: testing.isolation is subprocess" in output
+
+
+def test_slopcode_checkpoints_that_branch_on_the_current_one_and_retire_calibrate(tmp_path: Path) -> None:
+    """ledger's checkpoint 1 test expects the format of the checkpoint being evaluated, and
+    checkpoint 3 leaves the earlier tests out: imported, the reference reaches full marks (each
+    earlier checkpoint told the current one, then retired and scored on its last run) and
+    calibrates; the report says which checkpoints retired, and why."""
+    dest = tmp_path / "ledger"
+    assert imported("slopcode", dest, LEDGER).returncode == 0
+    output = calibrated(dest, tmp_path / "runs")
+    assert "ok ledger reference: 100%, fired checkpoint_1_passed, checkpoint_2_passed" in output
+    assert "ok ledger starter: every changed-requirement test fails" in output
+    (report,) = (tmp_path / "runs").glob("ledger-*-scripted-reference/report.json")
+    phases = {p["id"]: p for p in json.loads(report.read_text())["phases"]}
+    assert phases["checkpoint_1"]["retirement"]["by"] == "checkpoint_3"
+    assert phases["checkpoint_2"]["retirement"]["rule"] == "on-next-unlock"
+    assert all(p["score"] == 1.0 for p in phases.values())
+    assert (
+        "checkpoint_1: its tests stopped running when checkpoint_3 unlocked"
+        in report.with_name("report.md").read_text()
+    )
 
 
 def test_slopcode_fixture_runs_to_full_marks_and_replays(tmp_path: Path) -> None:

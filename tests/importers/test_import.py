@@ -76,12 +76,14 @@ def test_slopcode_maps_checkpoints_groups_options_and_support(imports: dict[str,
     assert challenge["testing"] == {
         "support": "tests/support",
         "ini": "tests/pytest.ini",
-        "args": ["--entrypoint", "python wordstat.py"],
+        "args": ["--entrypoint", "python wordstat.py", "--checkpoint", "{current}"],
         "timeout": 20,
+        "isolation": "subprocess",
     }
     one, two, three = (phase(challenge, f"checkpoint_{n}") for n in (1, 2, 3))
-    assert one["testing"] == {"args": ["--checkpoint", "checkpoint_1"]}
-    assert three["testing"] == {"args": ["--checkpoint", "checkpoint_3"], "timeout": 30}
+    assert "testing" not in one
+    assert three["testing"] == {"timeout": 30}
+    assert not any("retire" in p for p in (one, two, three))  # every checkpoint includes prior tests
     assert sorted(one["groups"]) == ["core", "error"]
     assert sorted(two["groups"]) == ["core", "error", "functionality"]
     assert sorted(three["groups"]) == ["core", "functionality", "regression"]
@@ -159,12 +161,18 @@ def test_saotri_generated_tests_check_the_rules_on_the_cases_each_phase_adds(
 def test_harbor_steps_become_command_phases_with_their_verifiers(
     imports: dict[str, tuple[Path, str]],
 ) -> None:
-    """Each step runs its test.sh under verifier mounts: the step's own test.sh over the task's, the
-    task's as the fallback, the task's helpers beside either; min_reward ends the session."""
+    """Each step runs its test.sh under verifier mounts, starting in the image's WORKDIR: the step's
+    own test.sh over the task's, the task's as the fallback, the task's helpers beside either;
+    min_reward ends the session; the tools the verifiers run are declared (a helper's function is
+    no tool)."""
     dest, stdout = imports["harbor"]
     challenge = challenge_of(dest)
     assert [p["id"] for p in challenge["phases"]] == ["step_01_greet", "step_02_name", "step_03_shout"]
-    assert all(p["command"] == "bash /tests/test.sh" and p["verifier"] == {} for p in challenge["phases"])
+    for step in challenge["phases"]:
+        assert step["command"] == "bash /tests/test.sh"
+        assert step["verifier"] == {"workdir": "/app"}
+    assert challenge["testing"] == {"tools": ["bash", "mkdir"]}
+    assert "- mkdir → testing.tools (found in tests/lib.sh)" in stdout
     source = SOURCES["harbor"]
     tests = dest / "tests"
     assert (tests / "step_01_greet" / "test.sh").read_text() == (

@@ -92,7 +92,8 @@ def test_ids_named_for_a_command_phase_are_checked_against_the_reference_runs_ju
     text = yaml.read_text().replace(supersedes, "")  # phase 1's tests are no longer pytest's
     text = text.replace(
         "    - id: phase1\n      title: trim and drop empties\n",
-        "    - id: phase1\n      title: trim and drop empties\n      command: sh $CHANGEUP_TESTS/check.sh\n",
+        "    - id: phase1\n      title: trim and drop empties\n      command: sh $CHANGEUP_TESTS/check.sh\n"
+        "      testing: {tools: [cat]}\n",
     )
     knobs = "    reference_may_fail:\n      - phase1/shell::exists\n      - phase1/shell::exits\n"
     yaml.write_text(text[: text.index("  calibration:\n")] + "  calibration:\n" + knobs)

@@ -166,7 +166,8 @@ async def test_command_phase_reads_any_junit(tmp_path: Path) -> None:
         .replace(
             "    - id: phase1\n      title: trim and drop empties\n",
             "    - id: phase1\n      title: trim and drop empties\n"
-            "      command: sh $CHANGEUP_TESTS/check.sh\n",
+            "      command: sh $CHANGEUP_TESTS/check.sh\n"
+            "      testing: {tools: [cat]}\n",
         )
     )
     (root / "challenge.yaml").write_text(text)

@@ -16,6 +16,7 @@ import pytest
 
 from orchestrator.challenge.model import Verifier
 from orchestrator.grading.junit import Verdict
+from orchestrator.grading.runtime import Runtime
 from orchestrator.grading.sandbox import Mount, Sandbox, mount_problem
 from orchestrator.grading.verifier import (
     CannotMount,
@@ -23,10 +24,29 @@ from orchestrator.grading.verifier import (
     could_not_start,
     read_results,
     verifier_mounts,
+    with_output,
 )
 
 JUNIT = '<testsuite><testcase classname="hello" name="exists"/>{more}</testsuite>'
 FAILING = '<testcase classname="hello" name="greets"><failure message="no greeting"/></testcase>'
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Runtime:
+    """A private runtime's folder as ``runtime.py`` lays it out: /usr, /etc and /root copied, /bin a
+    link (its contents do not matter here, only its top-level entries)."""
+    root = tmp_path / "runtime" / "root"
+    for top in ("usr/bin", "etc", "root"):
+        (root / top).mkdir(parents=True)
+    (root / "bin").symlink_to("usr/bin")
+    return Runtime(tmp_path / "runtime")
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """The run's output folder, where ``$CHANGEUP_JUNIT`` points."""
+    (tmp_path / "out").mkdir()
+    return tmp_path / "out"
 
 
 @pytest.fixture
@@ -206,12 +226,12 @@ def test_could_not_start_means_the_shells_exit_and_nothing_written(results: Path
     assert not could_not_start(127, b"<testsuite/>", None)
 
 
-def test_mounts_go_where_the_verifier_says(tmp_path: Path) -> None:
+def test_mounts_go_where_the_verifier_says(tmp_path: Path, runtime: Runtime) -> None:
     """Workspace writable, tests read-only, results writable, at the verifier's places."""
     ws, tests, results = tmp_path / "ws", tmp_path / "tests", tmp_path / "results"
     verifier = Verifier(workspace="/app", tests="/tests", results="/logs/verifier")
     mounts = verifier_mounts(
-        "phase1", verifier, Sandbox("bubblewrap"), workspace=ws, tests=tests, results=results
+        "phase1", verifier, Sandbox("bubblewrap"), runtime, workspace=ws, tests=tests, results=results
     )
     assert mounts == [
         Mount(ws, PurePosixPath("/app"), writable=True),
@@ -228,6 +248,7 @@ def test_a_verifier_needs_bubblewrap(tmp_path: Path, kind: str) -> None:
             "phase1",
             Verifier(),
             Sandbox(kind, "bubblewrap is not installed"),
+            None,
             workspace=tmp_path,
             tests=tmp_path,
             results=tmp_path,
@@ -238,12 +259,18 @@ def test_a_verifier_needs_bubblewrap(tmp_path: Path, kind: str) -> None:
     )
 
 
-def test_overlapping_places_are_refused(tmp_path: Path) -> None:
+def test_overlapping_places_are_refused(tmp_path: Path, runtime: Runtime) -> None:
     """Results inside the workspace (or any two places nested) would mount one over the other."""
     verifier = Verifier(workspace="/app", tests="/app", results="/app/logs")
     with pytest.raises(CannotMount) as refusal:
         verifier_mounts(
-            "phase1", verifier, Sandbox("bubblewrap"), workspace=tmp_path, tests=tmp_path, results=tmp_path
+            "phase1",
+            verifier,
+            Sandbox("bubblewrap"),
+            runtime,
+            workspace=tmp_path,
+            tests=tmp_path,
+            results=tmp_path,
         )
     said = str(refusal.value)
     assert "verifier.workspace (/app) and verifier.tests (/app) overlap" in said
@@ -251,25 +278,76 @@ def test_overlapping_places_are_refused(tmp_path: Path) -> None:
     assert "verifier.tests (/app) and verifier.results (/app/logs) overlap" in said
 
 
-def test_mount_points_are_refused_where_bubblewrap_cannot_make_them() -> None:
-    """A mount point can be made in the sandbox's own root or /tmp, or be a folder the machine
-    has; not inside a read-only folder of the machine, nor in the sandbox's own folders."""
-    assert mount_problem(PurePosixPath("/changeup-verifier-nowhere/app")) == ""
-    assert mount_problem(PurePosixPath("/tmp/app")) == ""
-    assert mount_problem(PurePosixPath("/usr")) == ""
-    assert "read-only in the sandbox" in mount_problem(PurePosixPath("/usr/changeup-verifier-nowhere"))
+def test_mount_points_are_refused_where_bubblewrap_cannot_make_them(runtime: Runtime) -> None:
+    """A mount point can be made in the sandbox's own root or /tmp; not inside a read-only folder
+    of the private runtime (nor through its links), nor in the sandbox's own folders."""
+    assert mount_problem(PurePosixPath("/changeup-verifier-nowhere/app"), runtime) == ""
+    assert mount_problem(PurePosixPath("/tmp/app"), runtime) == ""
+    assert mount_problem(PurePosixPath("/app"), runtime) == ""
+    for held in ("/usr/app", "/bin/app", "/etc/app", "/root/app"):
+        said = mount_problem(PurePosixPath(held), runtime)
+        assert "a read-only folder of the tests' private root" in said
+        assert "none of /bin, /etc, /root, /usr" in said
     for made in ("/proc/app", "/dev/app", "/changeup/ws"):
-        assert "which the sandbox makes itself" in mount_problem(PurePosixPath(made))
-    assert "not an absolute folder" in mount_problem(PurePosixPath("/"))
-    assert "not an absolute folder" in mount_problem(PurePosixPath("/app/../etc"))
+        assert "which the sandbox makes itself" in mount_problem(PurePosixPath(made), runtime)
+    assert "not an absolute folder" in mount_problem(PurePosixPath("/"), runtime)
+    assert "not an absolute folder" in mount_problem(PurePosixPath("/app/../etc"), runtime)
 
 
-def test_a_bad_place_is_named_by_its_key(tmp_path: Path) -> None:
-    """A place bubblewrap cannot mount is refused with the verifier key that names it."""
-    verifier = Verifier(workspace="/usr/changeup-verifier-nowhere")
-    with pytest.raises(
-        CannotMount, match=r"verifier\.workspace: /usr/changeup-verifier-nowhere is not a folder"
-    ):
+@pytest.mark.parametrize(
+    ("verifier", "key"),
+    [
+        pytest.param(Verifier(workspace="/usr/changeup-verifier-nowhere"), "workspace", id="workspace"),
+        pytest.param(Verifier(workdir="/usr/changeup-verifier-nowhere"), "workdir", id="workdir"),
+    ],
+)
+def test_a_bad_place_is_named_by_its_key(
+    tmp_path: Path, runtime: Runtime, verifier: Verifier, key: str
+) -> None:
+    """A place bubblewrap cannot mount (or make, for a working directory outside the mounts) is
+    refused with the verifier key that names it."""
+    with pytest.raises(CannotMount, match=rf"verifier\.{key}: /usr/changeup-verifier-nowhere is inside /usr"):
         verifier_mounts(
-            "phase1", verifier, Sandbox("bubblewrap"), workspace=tmp_path, tests=tmp_path, results=tmp_path
+            "phase1",
+            verifier,
+            Sandbox("bubblewrap"),
+            runtime,
+            workspace=tmp_path,
+            tests=tmp_path,
+            results=tmp_path,
         )
+
+
+def test_a_working_directory_inside_a_mount_is_no_mount_of_its_own(tmp_path: Path, runtime: Runtime) -> None:
+    """A WORKDIR inside the workspace (/app/src) is the snapshot's, not a place to check."""
+    verifier = Verifier(workdir="/app/src")
+    mounts = verifier_mounts(
+        "phase1",
+        verifier,
+        Sandbox("bubblewrap"),
+        runtime,
+        workspace=tmp_path,
+        tests=tmp_path,
+        results=tmp_path,
+    )
+    assert [m.dest for m in mounts] == [PurePosixPath(p) for p in ("/app", "/tests", "/logs/verifier")]
+
+
+def test_a_failed_reward_keeps_the_end_of_the_output() -> None:
+    """A reward is only a number: a failed one keeps the output's last lines (bounded); a passed
+    reward and a JUnit case keep their own words."""
+    verdicts = [
+        Verdict("phase1/verifier::reward", "failed", "reward 0 (reward.txt; the test passes at 1)"),
+        Verdict("phase1/verifier::style", "passed"),
+        Verdict("phase1/hello::greets", "failed", "no greeting"),
+    ]
+    output = "\n".join(f"line {n}" for n in range(100)) + "\nE   assert 'Goodbye' == 'Hello'\n"
+    kept = with_output(verdicts, output)
+    assert kept[0].detail.startswith(
+        "reward 0 (reward.txt; the test passes at 1); its output ended:\nline 81\n"
+    )
+    assert kept[0].detail.endswith("E   assert 'Goodbye' == 'Hello'")
+    assert kept[1:] == verdicts[1:]
+    huge = with_output(verdicts[:1], "x" * 100_000)
+    assert len(huge[0].detail) < 2200
+    assert with_output(verdicts, "  \n") == verdicts

@@ -7,6 +7,7 @@ snapshots with the real runner (``grading/verifier.py``).
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -39,10 +40,15 @@ challenge:
       title: hello
       command: {command}
       verifier: {verifier}
+  testing:
+    tools: {tools}
   limits:
     session: 10min
     test_run: 1min
 """
+
+#: What the scripts here run: the tests' private root holds these (and sh) and no other program.
+TOOLS = "[bash, cat, mkdir, grep, ls, basename]"
 
 #: A Harbor task's verifier: checks /app/hello.txt, writes its reward, exits 1 when it fails.
 HELLO = """\
@@ -65,18 +71,23 @@ def grade(
     command: str = "bash /tests/test.sh",
     verifier: str = "{}",
     sandbox: Sandbox | None = None,
+    tools: str = TOOLS,
+    extra: dict[str, str] | None = None,
 ) -> TestRun:
-    """One real run of phase 1, whose tests are ``script`` as tests/phase1/test.sh, on a
-    workspace holding ``files``."""
+    """One real run of phase 1, whose tests are ``script`` as tests/phase1/test.sh (and ``extra``
+    files beside it), on a workspace holding ``files``, in a root holding ``tools``."""
     root = tmp_path / "challenge"
     (root / "workspace").mkdir(parents=True)
     (root / "workspace" / "README.md").write_text("Say hello.\n")
     (root / "tests" / "phase1").mkdir(parents=True)
     (root / "tests" / "phase1" / "test.sh").write_text(script)
-    (root / "challenge.yaml").write_text(CHALLENGE.format(command=command, verifier=verifier))
+    for name, text in (extra or {}).items():
+        (root / "tests" / "phase1" / name).write_text(text)
+    (root / "challenge.yaml").write_text(CHALLENGE.format(command=command, verifier=verifier, tools=tools))
     challenge = load_challenge(root)
     workspace = Workspace.create(challenge.workspace, tmp_path / "ws", tmp_path / "shadow.git")
     for name, text in (files or {}).items():
+        (workspace.path / name).parent.mkdir(parents=True, exist_ok=True)
         (workspace.path / name).write_text(text)
     runner = PytestRunner(
         challenge, workspace, tmp_path / "scratch", environment=grading_environment([]), sandbox=sandbox
@@ -257,10 +268,12 @@ def test_places_of_the_verifiers_own_choosing_are_mounted(tmp_path: Path) -> Non
 
 @needs_bubblewrap
 def test_a_place_bubblewrap_cannot_make_is_invalid(tmp_path: Path) -> None:
-    """A workspace inside a read-only folder of the machine cannot be mounted: invalid, naming it."""
+    """A workspace inside a read-only folder of the tests' private root cannot be mounted: invalid,
+    naming it."""
     run = grade(tmp_path, HELLO, verifier="{workspace: /usr/changeup-verifier-nowhere}")
     assert run.status == "invalid"
-    assert "verifier.workspace: /usr/changeup-verifier-nowhere is not a folder on this machine" in run.detail
+    said = "verifier.workspace: /usr/changeup-verifier-nowhere is inside /usr, a read-only folder of the"
+    assert said in run.detail
 
 
 def test_a_verifier_without_bubblewrap_is_invalid(tmp_path: Path) -> None:
@@ -283,7 +296,11 @@ def test_a_verifier_phase_runs_beside_pytest_phases_of_a_warm_runner(tmp_path: P
     yaml = (root / "challenge.yaml").read_text()
     declared = "    - id: phase2\n      title: drop duplicates too\n"
     (root / "challenge.yaml").write_text(
-        yaml.replace(declared, declared + "      command: bash /tests/test.sh\n      verifier: {}\n")
+        yaml.replace(
+            declared,
+            declared
+            + "      command: bash /tests/test.sh\n      verifier: {}\n      testing: {tools: [bash]}\n",
+        )
     )
     (root / "tests" / "phase2" / "test.sh").write_text(
         'cd /app && python3 -c \'from tags import normalize_tags as n; print(int(n(["a", "a"]) == ["a"]))\''
@@ -305,3 +322,101 @@ def test_a_verifier_phase_runs_beside_pytest_phases_of_a_warm_runner(tmp_path: P
     assert phase1.failed == 0
     assert phase1.passed > 0
     assert [(t.id, t.outcome) for t in phase2.tests] == [("phase2/verifier::reward", "passed")]
+
+
+@needs_bubblewrap
+def test_a_verifier_runs_the_grading_environments_python_and_pytest(tmp_path: Path) -> None:
+    """python3 and the pytest script are the grading environment's, run by the verifier's user
+    (the test user, as root) whatever home the interpreter lives in: pytest's JUnit XML is the
+    result, and the verifier reports who it ran as and which python3 it found."""
+    script = """\
+cd /app
+python3 -m pytest -q -p no:cacheprovider /tests/test_hello.py --junitxml=/logs/verifier/junit.xml
+pytest --version > /dev/null && ran=script || ran=none
+uid=$(grep ^Uid: /proc/self/status | cut -f2)
+cat > /logs/verifier/who.xml <<XML
+<testsuite>
+  <testcase classname="who" name="uid-$uid"/>
+  <testcase classname="who" name="python3-at-$(command -v python3)"/>
+  <testcase classname="who" name="pytest-$ran"/>
+</testsuite>
+XML
+"""
+    test = 'def test_hello():\n    assert open("hello.txt").read() == "Hello, world!\\n"\n'
+    run = grade(
+        tmp_path,
+        script,
+        {"hello.txt": "Hello, world!\n"},
+        tools="[bash, cat, grep, cut]",
+        extra={"test_hello.py": test},
+    )
+    assert run.status == "ok", run.detail
+    uid = 65532 if os.geteuid() == 0 else os.getuid()
+    assert sorted(outcomes(run)) == [
+        ("phase1/test_hello::test_hello", "passed", ""),
+        ("phase1/who::pytest-script", "passed", ""),
+        ("phase1/who::python3-at-/changeup/env/bin/python3", "passed", ""),
+        (f"phase1/who::uid-{uid}", "passed", ""),
+    ]
+
+
+@needs_bubblewrap
+def test_a_failed_reward_keeps_what_the_verifier_said(tmp_path: Path) -> None:
+    """Reward 0 is a failed test whose detail ends with the verifier's own output."""
+    script = (
+        'echo "expected Hello, world! but found: $(cat /app/hello.txt)"\necho 0 > /logs/verifier/reward.txt\n'
+    )
+    run = grade(tmp_path, script, {"hello.txt": "Goodbye\n"})
+    assert run.status == "ok", run.detail
+    assert outcomes(run) == [
+        (
+            "phase1/verifier::reward",
+            "failed",
+            "reward 0 (reward.txt; the test passes at 1); its output ended:\n"
+            "expected Hello, world! but found: Goodbye",
+        )
+    ]
+
+
+@needs_bubblewrap
+@pytest.mark.parametrize(("workdir", "made"), [("/app/src", False), ("/work", True)])
+def test_the_verifier_starts_in_its_working_directory(tmp_path: Path, workdir: str, made: bool) -> None:
+    """verifier.workdir (a Dockerfile's WORKDIR) is where the command starts: a folder of the
+    snapshot, or one made empty for it."""
+    script = f"""\
+here=0; [ "$PWD" = {workdir} ] && here=1
+empty=0; [ -z "$(ls -A)" ] && empty=1
+case="<testcase classname=\\"start\\" name=\\"here-$here-empty-$empty\\"/>"
+echo "<testsuite>$case</testsuite>" > /logs/verifier/junit.xml
+"""
+    files = {"src/main.py": "print(1)\n"}
+    run = grade(tmp_path, script, files, verifier=f"{{workdir: {workdir}}}")
+    assert run.status == "ok", run.detail
+    assert outcomes(run) == [(f"phase1/start::here-1-empty-{int(made)}", "passed", "")]
+
+
+@needs_bubblewrap
+def test_a_test_command_sees_its_declared_tools_and_nothing_else(tmp_path: Path) -> None:
+    """A plain test command's root: sh, the grading interpreter and what testing: tools names;
+    no other program of the machine, and none of its folders."""
+    script = """\
+cases=""
+for program in sh bash cat python3 git ls env; do
+  case="<testcase classname=\\"has\\" name=\\"$program\\"/>"
+  if command -v $program > /dev/null; then cases="$cases$case"; fi
+done
+for place in /home /var /opt /usr/share/doc; do
+  if [ -e $place ]; then cases="$cases<testcase classname=\\"sees\\" name=\\"$place\\"/>"; fi
+done
+echo "<testsuite>$cases</testsuite>" > $CHANGEUP_JUNIT
+"""
+    run = grade(
+        tmp_path, script, command="bash $CHANGEUP_TESTS/test.sh", verifier="null", tools="[bash, cat]"
+    )
+    assert run.status == "ok", run.detail
+    assert sorted(t[0] for t in outcomes(run)) == [
+        "phase1/has::bash",
+        "phase1/has::cat",
+        "phase1/has::python3",
+        "phase1/has::sh",
+    ]
