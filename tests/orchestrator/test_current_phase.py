@@ -49,13 +49,13 @@ def three_phases(tmp_path: Path, *, args: str = "", retire: str = "") -> Path:
     text = yaml.read_text()
     text = text.replace("      supersedes:\n        - phase1/test_tags.py::test_keeps_duplicates\n", "")
     text = text.replace("      weight: 2\n", "      weight: 2\n" + PHASE3)
-    text = text.replace("  limits:\n", TRIGGER3 + "  limits:\n", 1)
+    text = text.replace("\n  testing:\n", "\n" + TRIGGER3 + "  testing:\n", 1)
     text = text.replace(
         "    - id: phase1\n      title: trim and drop empties\n      weight: 1\n",
         ("    - id: phase1\n      title: trim and drop empties\n      weight: 1\n" + retire),
     )
     if args:
-        text = text.replace("  limits:\n", f"  testing:\n    args: {args}\n  limits:\n", 1)
+        text = text.replace("  testing:\n", f"  testing:\n    args: {args}\n", 1)
     yaml.write_text(text)
     shutil.copytree(root / "tests" / "phase2", root / "tests" / "phase3")
     (root / "tests" / "phase3" / "test_tags_dedupe.py").rename(root / "tests" / "phase3" / "test_again.py")

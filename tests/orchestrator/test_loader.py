@@ -228,10 +228,10 @@ def test_isolation_is_the_challenges_unless_a_phase_says_otherwise(tmp_path: Pat
 
 def test_an_unknown_isolation_or_one_on_a_command_phase_is_a_problem_at_its_place(tmp_path: Path) -> None:
     """A misspelt value names its place and the valid ones; a command phase takes no isolation."""
-    misspelt = ISOLATION_YAML.replace("    isolation: process", "    isolation: subprocess")
+    misspelt = ISOLATION_YAML.replace("    isolation: process", "    isolation: proces")
     (problem,) = validate(make_challenge(tmp_path / "a", misspelt))
     assert (problem.line, problem.column) == (7, 16)
-    assert "expected 'in-process' or 'process', got 'subprocess'" in problem.message
+    assert "expected 'in-process', 'process' or 'subprocess', got 'proces'" in problem.message
     on_a_command = ISOLATION_YAML.replace(
         "    - id: phase2\n", "    - id: phase2\n      command: ./check.sh\n"
     )

@@ -31,7 +31,7 @@ def limited(tmp_path: Path, test_run: str, timeout: str) -> Path:
     root = Path(shutil.copytree(NORMALIZE_TAGS, tmp_path / "challenge"))
     yaml = root / "challenge.yaml"
     text = yaml.read_text().replace("    test_run: 2min\n", f"    test_run: {test_run}\n")
-    yaml.write_text(text.replace("  limits:\n", f"  testing:\n    timeout: {timeout}\n  limits:\n", 1))
+    yaml.write_text(text.replace("  testing:\n", f"  testing:\n    timeout: {timeout}\n", 1))
     return root
 
 
