@@ -83,15 +83,17 @@ def test_a_forgery_inside_the_runners_process_that_exits_first(tmp_path: Path) -
     assert outcome(report) in (DETECTED, NEUTRALISED)
 
 
-#: ``changeup`` in a process that says, as it ends, the peak resident memory (KiB) of itself and
-#: of the largest process it waited for (git, the tests, the agent).
+#: ``changeup`` in a process that says, as it ends, the peak resident memory (KiB) of itself
+#: (its own ``VmHWM``: ``ru_maxrss`` would inherit the RSS of the process that started it, here
+#: pytest's, across ``exec``) and of the largest process it waited for (git, the tests, the agent).
 _MEASURED = """
-import resource, sys
+import re, resource, sys
 from orchestrator.present.cli import cli
 try:
     cli.main(sys.argv[1:], prog_name="changeup")
 finally:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open("/proc/self/status") as status:
+        own = re.search(r"VmHWM:\\s+(\\d+) kB", status.read()).group(1)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     print(f"MEASURED {own} {children}", file=sys.stderr)
 """
