@@ -230,9 +230,9 @@ async def calibrate(
 
 def _plan(challenge: Challenge, trials: int) -> list[str]:
     """The runs that calibrate ``challenge`` (after a row saying where its agent's code runs);
-    without a reference solution, only the one that says so."""
+    without a reference solution, only the one that says there is none."""
     if not challenge.reference.is_dir():
-        return ["isolation", "reference"]
+        return ["reference"]
     return [
         "isolation",
         "reference",
