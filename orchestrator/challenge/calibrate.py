@@ -243,9 +243,9 @@ async def calibrate(
 
 def _plan(challenge: Challenge, trials: int) -> list[str]:
     """The runs that calibrate ``challenge`` (after a row saying where its agent's code runs);
-    without a reference solution, only the one that says so."""
+    without a reference solution, only the one that says there is none."""
     if not challenge.reference.is_dir():
-        return ["isolation", "reference"]
+        return ["reference"]
     # A double of a result can fool only tests that call the agent's code in their own
     # process: across a process boundary (a test command, a program the tests start) it is
     # never seen, and the table says why no impostor ran.

@@ -12,6 +12,11 @@
 ``warm``           the session's warm interpreter, from outside: started with the session,
                    one request per run; ``zygote``: the warm interpreter itself, forking each
                    run a clean child in namespaces of its own
+``isolation``      ``testing: isolation: process`` from outside: the workspace host's settings,
+                   how strong its sandbox is here, its start on the cold path; ``crossing``:
+                   what crosses between the tests and the host (plain data, handles, caps);
+                   ``remote``: the tests' side (the finder, handles, mirrors, callbacks);
+                   ``host``: the workspace host, the one process that runs the agent's code
 ``canaries``       canary tests drawn like the hidden tests
 ``effects``        prohibited effects: what a run's probe watches and what it noted; ``probe``:
                    the audit hook itself, in the test process (it observes, it never blocks)

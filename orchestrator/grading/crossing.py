@@ -588,6 +588,7 @@ class Message:
 
 #: Each request's fields besides ``id`` and ``op``: name → JSON type (``value`` for an encoded value).
 _REQUESTS: dict[str, dict[str, str]] = {
+    "hello": {},
     "import": {"name": "str"},
     "getattr": {"of": "int", "name": "str"},
     "setattr": {"of": "int", "name": "str", "value": "value"},

@@ -249,6 +249,8 @@ class Host:
         self.send(reply)
 
     def perform(self, op: str, fields: dict[str, Any]) -> tuple[object, list[Any]]:
+        if op == "hello":  # ready: nothing of the agent's has run yet
+            return None, []
         if op == "import":
             return self.load(fields["name"]), []
         if op == "callback":
@@ -388,9 +390,13 @@ class Host:
         return ["x", self.rid(error), info, write(args), text, trace]
 
     def raised(self, error: BaseException) -> Any:
-        """The answer for an exception the agent's code raised."""
+        """The answer for an exception the agent's code raised, with its trace from the agent's
+        first frame (the host's own frames above it say nothing)."""
+        frames = error.__traceback__
+        while frames is not None and frames.tb_frame.f_code.co_filename == __file__:
+            frames = frames.tb_next
         try:
-            trace = "".join(traceback.format_exception(error))[-TEXT:]
+            trace = "".join(traceback.format_exception(type(error), error, frames))[-TEXT:]
         except Exception:
             trace = ""
         try:

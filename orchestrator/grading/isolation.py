@@ -209,7 +209,9 @@ async def cold_host(
             effects = os.open(where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             kept.append(effects)
             serve["effects"] = {**serve["effects"], "file": effects}
-        config = {**serve, "fd": host.fileno()}
+        # Under bubblewrap the host drops to its user itself; elsewhere setpriv already has.
+        user = serve["user"] if sandbox.kind == "bubblewrap" else None
+        config = {**serve, "fd": host.fileno(), "user": user}
         argv = [places.python, "-I", "-B", str(places.harness / HOST.name), json.dumps(config)]
         command = sandbox.host(
             argv, folder, environment, runtime=runtime, user=host_user(sandbox), tmp_mb=tmp_mb, join=join

@@ -122,10 +122,7 @@ def test_calibrate_stops_at_once_on_a_challenge_without_a_reference(tmp_path: Pa
     assert done.returncode == 1
     assert "no solutions/reference/ folder" in done.stdout
     rows = json.loads((out / "calibration.json").read_text())
-    assert [(r["challenge"], r["run"], r["ok"]) for r in rows] == [
-        ("bare", "isolation", True),
-        ("bare", "reference", False),
-    ]
+    assert [(r["challenge"], r["run"], r["ok"]) for r in rows] == [("bare", "reference", False)]
     assert sorted(p.name for p in out.iterdir()) == ["calibration.json"]
 
 

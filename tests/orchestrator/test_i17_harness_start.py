@@ -29,10 +29,13 @@ SESSIONSTART_RAISES = 'def pytest_sessionstart(session):\n    raise RuntimeError
 NO_JUNIT = "def pytest_configure(config):\n    config.option.xmlpath = None\n"
 
 
-def grade(tmp_path: Path, conftest: str, tags: str | None = None) -> TestRun:
-    """One real run of phase 1 with ``conftest`` beside its tests (and ``tags`` as tags.py)."""
+def grade(tmp_path: Path, conftest: str, tags: str | None = None, isolation: str = "process") -> TestRun:
+    """One real run of phase 1 with ``conftest`` beside its tests (and ``tags`` as tags.py), the
+    workspace's code in its own process or in the tests' (``isolation``)."""
     root = tmp_path / "challenge"
     shutil.copytree(NORMALIZE_TAGS, root)
+    spec = root / "challenge.yaml"
+    spec.write_text(spec.read_text().replace("isolation: process", f"isolation: {isolation}"))
     (root / "tests" / "phase1" / "conftest.py").write_text(conftest)
     if tags is not None:
         (root / "workspace" / "tags.py").write_text(tags)
@@ -68,6 +71,10 @@ def test_a_harness_that_cannot_start_is_invalid_with_its_reason(
 
 def test_the_agents_code_ending_the_run_during_collection_stays_tampered(tmp_path: Path) -> None:
     """Once collection began the agent's code may have run: an abnormal end there is still
-    judged fail-closed (tampered), not excused as the grader's failure."""
-    result = grade(tmp_path, "", tags="import os\nos._exit(3)\n")
+    judged fail-closed (tampered), not excused as the grader's failure. Isolated, the same code
+    ends only its own process: the run is graded, its tests failed."""
+    result = grade(tmp_path / "shared", "", tags="import os\nos._exit(3)\n", isolation="in-process")
     assert result.status == "tampered", result.detail
+    isolated = grade(tmp_path / "isolated", "", tags="import os\nos._exit(3)\n")
+    assert isolated.status == "ok", isolated.detail
+    assert isolated.phases[0].passed == 0

@@ -9,7 +9,6 @@ the tests waiting on it, never the run.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import anyio
@@ -17,6 +16,7 @@ import pytest
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Challenge
+from orchestrator.grading import isolation, testrun
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.testrun import PytestRunner, TestRun
 from orchestrator.grading.venvs import grading_environment
@@ -311,27 +311,11 @@ def isolated_challenge(folder: Path, hidden: str, *, test_run: str = "60s") -> C
     return load_challenge(folder)
 
 
-def weaker(how: str, python: str) -> Sandbox | None:
-    """The sandbox ``how`` names (None: the one detected); the separate-user fallback only where
-    it works here (its user must be able to run the grading interpreter)."""
-    if how == "limits-only":
-        return Sandbox("limits-only", "chosen by the test")
-    if how != "user":
-        return None
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CHANGEUP_SANDBOX", "user")
-        sandbox: Sandbox = detect_sandbox.__wrapped__(python)
-    if sandbox.kind != "user":
-        pytest.skip(f"LOUD SKIP: no separate-user sandbox here: {sandbox.reason}")
-    return sandbox
-
-
+#: The separate-user fallback is covered by test_sandbox_fallback.py, whose interpreter that
+#: user can reach (export-time, isolated, under it).
 SANDBOXES = [
     pytest.param("warm", marks=needs_bubblewrap),
     pytest.param("cold", marks=needs_bubblewrap),
-    pytest.param(
-        "user", marks=pytest.mark.skipif(os.geteuid() != 0, reason="LOUD SKIP: the separate user needs root")
-    ),
     "limits-only",
 ]
 
@@ -343,7 +327,7 @@ async def grade(challenge: Challenge, tmp_path: Path, source: str, how: str) -> 
     (workspace.path / "app.py").write_text(source)
     tree = await workspace.snapshot()
     environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
-    sandbox = weaker(how, environment.python)
+    sandbox = Sandbox("limits-only", "chosen by the test") if how == "limits-only" else None
     runner = PytestRunner(
         challenge, workspace, tmp_path / "scratch", environment=environment, sandbox=sandbox
     )
@@ -462,3 +446,56 @@ async def test_a_call_cut_short_by_the_per_test_timeout_is_waited_for(tmp_path: 
     failed = failures(run)
     assert list(failed) == ["test_a_slow_call_times_out"], failed
     assert "timed out after 2s" in failed["test_a_slow_call_times_out"]
+
+
+async def test_a_host_that_never_gets_ready_is_the_graders_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace host that dies before it could run any of the agent's code: the run is invalid
+    (never a zero for the agent), and says the host is gone."""
+    broken = tmp_path / "broken" / "host.py"
+    broken.parent.mkdir()
+    broken.write_text("raise SystemExit('no host today')\n")
+    scripts = [(broken if path.name == "host.py" else path, name) for path, name in isolation.SCRIPTS]
+    monkeypatch.setattr(testrun, "SCRIPTS", scripts)
+    challenge = isolated_challenge(tmp_path / "challenge", SEMANTICS)
+    run = await grade(challenge, tmp_path, HONEST, "limits-only")
+    assert run.status == "invalid", run.detail
+    assert "the workspace host is gone" in run.detail
+
+
+ESCAPES = """\
+\"\"\"Isolated hidden tests where the agent's exceptions escape.\"\"\"
+
+import app
+
+
+def test_its_own_exception_escapes():
+    app.find("k")
+
+
+def test_a_skip_of_its_own_escapes():
+    app.skips()
+
+
+def test_the_rest_passes():
+    assert app.echo(1) == 1
+"""
+
+
+@pytest.mark.parametrize("how", [pytest.param("warm", marks=needs_bubblewrap), "limits-only"])
+async def test_an_exception_of_the_agents_that_escapes_a_test_fails_only_that_test(
+    tmp_path: Path, how: str
+) -> None:
+    """pytest reports a mirrored exception (its traceback formatted, its class tested for truth)
+    like any other, and the agent's ``pytest.skip`` fails its test: the run is graded."""
+    challenge = isolated_challenge(tmp_path / "challenge", ESCAPES)
+    source = HONEST + "\n\ndef skips():\n    import pytest\n\n    pytest.skip('not today')\n"
+    run = await grade(challenge, tmp_path, source, how)
+    assert run.status == "ok", run.detail
+    failed = failures(run)
+    assert sorted(failed) == ["test_a_skip_of_its_own_escapes", "test_its_own_exception_escapes"], failed
+    assert failed["test_its_own_exception_escapes"].startswith("app.NotFound: 'k'")
+    assert 'File "/' in failed["test_its_own_exception_escapes"]  # the agent's frames, for its author
+    assert "host.py" not in failed["test_its_own_exception_escapes"]
+    assert failed["test_a_skip_of_its_own_escapes"].startswith("Skipped: not today")

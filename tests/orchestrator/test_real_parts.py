@@ -138,7 +138,9 @@ async def test_skipped_hidden_test_counts_as_failed(tmp_path: Path) -> None:
     tree = await runner.repo.snapshot()
     (phase1,) = (await runner.run(tree, ("phase1",))).phases
     assert phase1.passed == 0
-    assert all(t.detail.startswith("skipped") for t in phase1.tests)
+    # In-process the test skips; isolated (as normalize-tags is) the skip is the host's, not the
+    # tests': it arrives as an ordinary exception named Skipped, and the test fails.
+    assert all(t.detail.lower().startswith("skipped") for t in phase1.tests)
 
 
 async def test_hanging_tests_are_killed_at_the_time_limit(tmp_path: Path) -> None:

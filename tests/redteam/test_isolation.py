@@ -160,7 +160,8 @@ def target(tmp_path: Path, isolation: str) -> Path:
     (root / "tests" / "phase1" / "test_plain_equality.py").write_text(
         '"""add, compared with == alone."""\n\nfrom adder import add\n\n\n'
         "def test_sum_by_equality():\n"
-        '    """2 + 3 == 5, however the result is made."""\n    assert add(2, 3) == 5\n'
+        '    """2 + 3 == 5, however the result is made."""\n'
+        "    assert add(2, 3) == 5\n"
     )
     for name, source in ATTACKS.items():
         folder = root / "solutions" / "broken" / f"isolated-{name}" / "phase1"
