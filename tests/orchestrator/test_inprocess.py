@@ -1,4 +1,4 @@
-"""The hidden test process's checks on itself (``inprocess.py``), through real bootstrap runs.
+"""The hidden test process's checks on itself (``grading/selfcheck``), through real bootstrap runs.
 
 Each case is one cold run of the real bootstrap (``python -I -B bootstrap.py``) over hidden tests
 and a workspace written here, judged from its result stream: honest code and tests that use
@@ -8,7 +8,6 @@ said, in words that name them.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.harness import HARNESS, bootstrap_argv, bootstrap_settings, pytest_args, read_stream
+from orchestrator.grading.harness import (
+    BOOTSTRAP,
+    bootstrap_argv,
+    bootstrap_settings,
+    copy_harness,
+    pytest_args,
+    read_stream,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -33,15 +39,14 @@ def run(
             path.write_text(textwrap.dedent(text))
     (tmp_path / "out").mkdir()
     (tmp_path / "harness").mkdir()
-    for source in HARNESS:
-        shutil.copyfile(source, tmp_path / "harness" / source.name)
+    copy_harness(tmp_path / "harness")
     hidden_root = tmp_path / "hidden"
     settings = bootstrap_settings(
         workspace=tmp_path / "ws", hidden=hidden_root, out=tmp_path / "out", user=None, path=[hidden_root]
     )
     args = pytest_args(hidden=hidden_root, out=tmp_path / "out", tests=["phase1"], deselect=[])
     done = subprocess.run(
-        bootstrap_argv(sys.executable, tmp_path / "harness" / HARNESS[0].name, settings, args),
+        bootstrap_argv(sys.executable, tmp_path / "harness" / BOOTSTRAP.name, settings, args),
         cwd=tmp_path / "ws",
         env={"PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(tmp_path / "out")},
         capture_output=True,

@@ -1,9 +1,5 @@
 """Equality that cannot lie: the hidden tests' comparisons, checked for an operand that equals everything.
 
-A script's module: ``bootstrap.py`` loads it from beside itself, as ``changeup_equality``,
-before the workspace is importable; the machinery fingerprint covers it, and the changes it
-makes to pytest and ``unittest``. It imports nothing but the standard library.
-
 pytest's assertion rewriting is extended (:func:`install`) so that every ``==``, ``!=``,
 ``in`` and ``not in`` of an ``assert`` in a module pytest rewrites (the hidden test files and
 their conftest files) goes through :func:`compare`; ``unittest``'s ``assertEqual``,
@@ -18,7 +14,7 @@ the assertion fails ("an object that equals everything: <type> from <module>") a
 tampered. The bootstrap's check of each test's code compiles with the same rewriting, so the
 two agree. Plain values of exact built-in types cost one type check each. Each rewritten
 assertion also calls :func:`asserted` once its operands are evaluated, before it decides:
-``inprocess.py`` checks the asserting module's globals there.
+:mod:`.watch` checks there the globals and builtins the asserting code reads.
 
 What it does not see: comparisons pytest does not rewrite (a module the tests import,
 ``--assert=plain``, inside a comprehension or lambda), and an ``__eq__`` that tells the fresh
@@ -57,7 +53,7 @@ class _Fresh:
         return "<a fresh value>"
 
 
-#: Where a lie is told (the Guard's tampering line), set by each run (``inprocess.Watch``).
+#: Where a lie is told (the Guard's tampering line), set by each run (:class:`.watch.Watch`).
 SAY: list[Callable[[str], None]] = []
 #: What checks, after each assertion's operands, the globals its code reads (given the asserting
 #: frame's globals and code), set by each run.
