@@ -330,6 +330,7 @@ REBINDER = {
         while not importing.f_globals.get("__file__", "").endswith("test_rebound.py"):
             importing = importing.f_back
         importing.f_globals["sorted"] = lambda values: [3]
+        importing.f_globals["defined_first"] = lambda: 3  # a function the module defined above
 
 
         def rebind():
@@ -355,7 +356,13 @@ REBOUND = {
     """,
     "phase1/test_rebound.py": """
         import helpers
-        import rebinder
+
+
+        def defined_first():
+            return 2
+
+
+        import rebinder  # noqa: E402
 
 
         def expected():
@@ -379,6 +386,7 @@ def test_rebound_names_are_caught(tmp_path: Path) -> None:
     _, tampering, _ = run(tmp_path, REBINDER, REBOUND)
     said = "\n".join(tampering)
     assert "phase1/test_rebound.py: a global sorted was added from outside its code" in said
+    assert "phase1/test_rebound.py: the code of defined_first is not the code of its file" in said
     assert "phase1/test_rebound.py: the global expected was rebound" in said
     assert "phase1/test_rebound.py: a global len was added from outside its code" in said
     assert "helpers.py: the code of check was replaced" in said

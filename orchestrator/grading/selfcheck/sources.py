@@ -29,6 +29,8 @@ class Source:
     bound: frozenset[str] | None
     #: the names its functions declare ``global``: state it may keep and rebind
     free: frozenset[str]
+    #: the names its top level binds once, by a ``def`` without decorators: its own functions
+    functions: frozenset[str]
 
     def holds(self, code: object) -> bool:
         """Whether ``code`` is one of the file's own code objects (bytecode, constants, names)."""
@@ -42,6 +44,8 @@ class _Bindings(ast.NodeVisitor):
 
     def __init__(self) -> None:
         self.bound: set[str] = set()
+        self.times: dict[str, int] = {}  # how often the top level binds each name
+        self.plain: set[str] = set()  # names a top-level ``def`` without decorators binds
         self.free: set[str] = set()
         self.dynamic = False  # the module binds names its code does not show
         self.depth = 0  # inside a function, class or lambda
@@ -50,6 +54,7 @@ class _Bindings(ast.NodeVisitor):
     def _bind(self, name: str | None) -> None:
         if name and self.depth == 0:
             self.bound.add(name)
+            self.times[name] = self.times.get(name, 0) + 1
 
     def _scope(self, name: str | None, outside: Iterable[ast.AST], inside: Iterable[ast.AST]) -> None:
         self._bind(name)
@@ -61,6 +66,8 @@ class _Bindings(ast.NodeVisitor):
         self.depth -= 1
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if self.depth == 0 and not node.decorator_list:
+            self.plain.add(node.name)
         defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
         self._scope(node.name, [*node.decorator_list, *defaults], node.body)
 
@@ -147,4 +154,5 @@ def source_of(path: str, config: Any, *, rewritten: bool) -> Source | None:
         codes[(code.co_qualname, code.co_firstlineno)] = code
         stack.extend(const for const in code.co_consts if type(const) is types.CodeType)
     bound = None if bindings.dynamic else frozenset(bindings.bound)
-    return Source(codes, bound, frozenset(bindings.free))
+    functions = frozenset(name for name in bindings.plain if bindings.times.get(name) == 1)
+    return Source(codes, bound, frozenset(bindings.free), functions - bindings.free)

@@ -191,7 +191,8 @@ class Watch:
                 yield module
 
     def _foreign(self, label: str, namespace: dict[str, Any], found: Source) -> list[str]:
-        """Globals the module's own code did not bind, and functions of its file that are not its code."""
+        """Globals the module's own code did not bind, and functions its ``def`` statements bound that
+        are not their code any more."""
         out = []
         if found.bound is not None:
             allowed = found.bound | found.free | _MODULE_NAMES
@@ -200,10 +201,9 @@ class Watch:
                 value = namespace[key]
                 if not (isinstance(value, types.ModuleType) and value.__name__ == f"{name}.{key}"):
                     out.append(f"{label}: a global {key} was added from outside its code")
-        path = os.path.realpath(str(namespace.get("__file__")))
-        for key, value in namespace.items():
-            code = getattr(value, "__code__", None) if type(value) is _FUNCTION else None
-            if code is not None and os.path.realpath(code.co_filename) == path and not found.holds(code):
+        for key in found.functions:  # what its own ``def`` bound must still be that function
+            value = namespace.get(key)
+            if value is not None and not (type(value) is _FUNCTION and found.holds(value.__code__)):
                 out.append(f"{label}: the code of {key} is not the code of its file")
         return out
 
