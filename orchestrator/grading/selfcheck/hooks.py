@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 __all__ = ["Hooks"]
@@ -45,6 +46,8 @@ class Hooks:
         self.executes = {name: caller._hookexec for name, caller in self.callers.items()}
         self.specs = {name: caller.spec for name, caller in self.callers.items()}
         self.impls = {id(impl): (impl, _fields(impl)) for impls in self.lists.values() for impl in impls}
+        every = [impl for impl, _ in self.impls.values()]
+        self.every = (tuple(every), tuple(chain.from_iterable(map(_fields, every))))
         hot = [name for name in self.callers if name.startswith(_PER_TEST)]
         self.hot = [(self.callers[name], self.lists[name]) for name in hot]
         self.hot_impls = tuple(impl for name in hot for impl in self.lists[name])
@@ -78,15 +81,21 @@ class Hooks:
                 continue
             if caller._hookexec is not self.executes[name] or caller.spec is not self.specs[name]:
                 out.append(f"the hook caller {name} was changed")
-            impls = self.lists[name]
-            listed = tuple(impl for impl in caller._hookimpls if id(impl) in self.impls)
-            if len(listed) != len(impls) or not all(map(_is, listed, impls)):
+            impls, listed = self.lists[name], caller._hookimpls
+            if len(listed) == len(impls) and all(map(_is, listed, impls)):
+                continue  # most lists, as they were
+            kept = tuple(impl for impl in listed if id(impl) in self.impls)
+            if len(kept) != len(impls) or not all(map(_is, kept, impls)):
                 out.append(
-                    f"the implementations of {name} were changed: {_names(listed)} (were {_names(impls)})"
+                    f"the implementations of {name} were changed: {_names(kept)} (were {_names(impls)})"
                 )
-        for impl, fields in self.impls.values():
-            if not all(map(_is, _fields(impl), fields)):
-                out.append(f"a hook implementation of {impl.plugin_name} was changed: {impl.function!r:.120}")
+        every, fields = self.every
+        if not all(map(_is, chain.from_iterable(map(_fields, every)), fields)):  # one pass in C, then who
+            out += [
+                f"a hook implementation of {impl.plugin_name} was changed: {impl.function!r:.120}"
+                for impl, recorded in self.impls.values()
+                if not all(map(_is, _fields(impl), recorded))
+            ]
         return out
 
     def added(self) -> Iterator[tuple[str, Any]]:
