@@ -29,8 +29,8 @@ assumes it is hostile:
   compared, code objects included, with a fingerprint taken before the workspace was
   importable; no plugin may have joined from outside the hidden tests.
 - Beside those, the process checks itself where the agent's code could walk around the
-  rest (``equality.py``, ``inprocess.py``, loaded from beside this script and installed
-  before the fingerprint): every ``==``, ``!=``, ``in`` and ``not in`` of the hidden tests'
+  rest (the ``selfcheck`` package, loaded from beside this script and installed before the
+  fingerprint): every ``==``, ``!=``, ``in`` and ``not in`` of the hidden tests'
   asserts is checked for an operand that equals everything; the hidden modules' globals and
   ``builtins`` are sealed; the registered hook implementations and the hook callers' lists
   are taken before any conftest file is imported and checked up to the end.
@@ -60,7 +60,7 @@ Fingerprint = tuple[list[Any], list[Any], list[Any]]
 #: and fault handler plugins); imported with pytest, so the warm interpreter does it once.
 _IMPORTED_BY_MAIN = ("pdb", "faulthandler", "readline", "_pytest._argcomplete")
 #: This module is ``__main__`` when run as a script, ``bootstrap`` in the warm interpreter (``zygote.py``);
-#: ``changeup_*`` are the modules it loads from beside itself; ``unittest``'s asserts are checked too.
+#: ``changeup_selfcheck`` is the package it loads from beside itself; ``unittest``'s asserts are checked too.
 _WATCHED = (
     "pytest",
     "_pytest",
@@ -69,8 +69,7 @@ _WATCHED = (
     "unittest",
     "__main__",
     __name__,
-    "changeup_equality",
-    "changeup_inprocess",
+    "changeup_selfcheck",
 )
 
 
@@ -195,9 +194,9 @@ class Guard:
         self.config: Any = None
         self.before_collection: list[object] = []
         self.checked: dict[str, tuple[object, object]] = {}
-        # The process's checks on itself: equality, sealed namespaces, hooks (``inprocess.py``).
-        equality = machinery.equality
-        self.watch = machinery.inprocess.Watch(
+        # The process's checks on itself: equality, sealed namespaces, hooks (``selfcheck``).
+        equality = machinery.selfcheck.equality
+        self.watch = machinery.selfcheck.watch.Watch(
             hidden, machinery.known, machinery.builtins, equality.SAY, equality.ASSERTED, self.tampering
         )
 
@@ -326,7 +325,7 @@ def _unwrap(function: object) -> object:
 
 
 class Machinery:
-    """pytest imported with every built-in plugin, the process's own checks (``inprocess.py``)
+    """pytest imported with every built-in plugin, the process's own checks (``selfcheck``)
     installed, and the fingerprint of it all taken before any agent code."""
 
     def __init__(self) -> None:
@@ -354,22 +353,25 @@ class Machinery:
             pytest.hookimpl(tryfirst=True)(hook)
         pytest.hookimpl(wrapper=True)(Timer.pytest_runtest_call)
         self.pytest = pytest
-        self.equality = _sibling("equality.py", "changeup_equality")
-        self.inprocess = _sibling("inprocess.py", "changeup_inprocess")
+        self.selfcheck = _beside("selfcheck", "changeup_selfcheck")
         # Before the fingerprint, which covers the changes.
-        self.equality.install(_pytest.assertion.rewrite)
-        self.equality.install_unittest(unittest.case)
+        self.selfcheck.equality.install(_pytest.assertion.rewrite)
+        self.selfcheck.equality.install_unittest(unittest.case)
         self.before = fingerprint()
         self.known = frozenset(id(_function_of(entry[3])) for entry in self.before[0])
-        self.builtins = self.inprocess.Namespace("builtins", vars(builtins), free=frozenset(), closed=False)
+        self.builtins = self.selfcheck.seals.Namespace(
+            "builtins", vars(builtins), free=frozenset(), closed=False
+        )
 
 
-def _sibling(file: str, name: str) -> Any:
-    """The module in ``file`` beside this script, imported as ``name``."""
+def _beside(folder: str, name: str) -> Any:
+    """The package in ``folder`` beside this script, imported as ``name`` (with its modules)."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
-    spec = importlib.util.spec_from_file_location(name, path)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), folder)
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(path, "__init__.py"), submodule_search_locations=[path]
+    )
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)

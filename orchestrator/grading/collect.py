@@ -27,7 +27,14 @@ from pathlib import Path
 
 from orchestrator.agents.scripted import lay_reference
 from orchestrator.challenge.model import Challenge, Phase, challenge_digest
-from orchestrator.grading.harness import BOOTSTRAP, HARNESS, bootstrap_argv, bootstrap_settings, pytest_args
+from orchestrator.grading.harness import (
+    BOOTSTRAP,
+    HARNESS,
+    bootstrap_argv,
+    bootstrap_settings,
+    copy_harness,
+    pytest_args,
+)
 from orchestrator.grading.seal import INI, hidden_files, support_files
 from orchestrator.grading.venvs import Environment, cache_root, seal_of
 
@@ -110,8 +117,7 @@ def _collect(
     for phase in chosen:
         for name, data in hidden_files(phase.tests):
             _write(hidden / phase.id / name, data)
-    for source in HARNESS:
-        shutil.copyfile(source, scratch / source.name)
+    copy_harness(scratch)
     ini = hidden / INI if challenge.model.testing.ini is not None else None
     tests: dict[str, dict[str, frozenset[str]]] = {p.id: {} for p in chosen}
     errors: dict[str, list[str]] = {}

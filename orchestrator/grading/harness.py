@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ __all__ = [
     "Stream",
     "bootstrap_argv",
     "bootstrap_settings",
+    "copy_harness",
     "judge",
     "pytest_args",
     "read_stream",
@@ -53,8 +55,19 @@ __all__ = [
 
 #: The bootstrap's source, copied beside the hidden tests of every run.
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
-#: The files the bootstrap needs beside it: itself, and the process's checks on itself.
-HARNESS = (BOOTSTRAP, Path(__file__).with_name("equality.py"), Path(__file__).with_name("inprocess.py"))
+#: The package of the process's checks on itself, copied beside the bootstrap.
+SELFCHECK = Path(__file__).with_name("selfcheck")
+#: Every file of the harness a test process runs: the bootstrap, and its package's modules.
+HARNESS = (BOOTSTRAP, *sorted(SELFCHECK.glob("*.py")))
+
+
+def copy_harness(target: Path) -> None:
+    """Put the bootstrap and its package in the folder ``target``."""
+    shutil.copyfile(BOOTSTRAP, target / BOOTSTRAP.name)
+    (target / SELFCHECK.name).mkdir(exist_ok=True)
+    for source in HARNESS[1:]:
+        shutil.copyfile(source, target / SELFCHECK.name / source.name)
+
 
 _EXIT_MEANING = {
     2: "interrupted",

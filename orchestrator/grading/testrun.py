@@ -49,10 +49,10 @@ from orchestrator.grading.export import KeptExport
 from orchestrator.grading.groups import Membership, membership
 from orchestrator.grading.harness import (
     BOOTSTRAP,
-    HARNESS,
     Judgement,
     bootstrap_argv,
     bootstrap_settings,
+    copy_harness,
     judge,
     last_lines,
     pytest_args,
@@ -304,7 +304,8 @@ class PytestRunner:
             return self  # each run says so, as it would without the warm interpreter
         for name in ("harness", "runs"):
             (self._home / name).mkdir(parents=True, exist_ok=True)
-        for source in (*HARNESS, ZYGOTE, PROBE, *(script for script, _ in SCRIPTS)):
+        copy_harness(self._home / "harness")
+        for source in (ZYGOTE, PROBE, *(script for script, _ in SCRIPTS)):
             shutil.copyfile(source, self._home / "harness" / source.name)
         places = self.sandbox.places(self._home, self.environment)
         preload = (
@@ -455,7 +456,8 @@ class PytestRunner:
         batches = _batches([p for p in chosen if p.command is None], current)
         if batches:
             if self._warm is None:  # the warm interpreter has a copy of its own
-                for source in (*HARNESS, PROBE, *(script for script, _ in SCRIPTS)):
+                copy_harness(folder / "harness")
+                for source in (PROBE, *(script for script, _ in SCRIPTS)):
                     shutil.copyfile(source, folder / "harness" / source.name)
             for batch in batches:
                 folders = [hidden.folder_of(p.id) for p in batch]

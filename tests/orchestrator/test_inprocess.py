@@ -1,4 +1,4 @@
-"""The hidden test process's checks on itself (``inprocess.py``), through real bootstrap runs.
+"""The hidden test process's checks on itself (``grading/selfcheck``), through real bootstrap runs.
 
 Each case is one cold run of the real bootstrap (``python -I -B bootstrap.py``) over hidden tests
 and a workspace written here, judged from its result stream: honest code and tests that use
@@ -8,7 +8,6 @@ said, in words that name them.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.harness import HARNESS, bootstrap_argv, bootstrap_settings, pytest_args, read_stream
+from orchestrator.grading.harness import (
+    BOOTSTRAP,
+    bootstrap_argv,
+    bootstrap_settings,
+    copy_harness,
+    pytest_args,
+    read_stream,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -33,15 +39,14 @@ def run(
             path.write_text(textwrap.dedent(text))
     (tmp_path / "out").mkdir()
     (tmp_path / "harness").mkdir()
-    for source in HARNESS:
-        shutil.copyfile(source, tmp_path / "harness" / source.name)
+    copy_harness(tmp_path / "harness")
     hidden_root = tmp_path / "hidden"
     settings = bootstrap_settings(
         workspace=tmp_path / "ws", hidden=hidden_root, out=tmp_path / "out", user=None, path=[hidden_root]
     )
     args = pytest_args(hidden=hidden_root, out=tmp_path / "out", tests=["phase1"], deselect=[])
     done = subprocess.run(
-        bootstrap_argv(sys.executable, tmp_path / "harness" / HARNESS[0].name, settings, args),
+        bootstrap_argv(sys.executable, tmp_path / "harness" / BOOTSTRAP.name, settings, args),
         cwd=tmp_path / "ws",
         env={"PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "HOME": str(tmp_path / "out")},
         capture_output=True,
@@ -137,6 +142,7 @@ HONEST_HIDDEN = {
         import decimal
         import unittest
         import warnings
+        from unittest import mock
 
         import pytest
 
@@ -157,6 +163,7 @@ HONEST_HIDDEN = {
             assert "tea" in shop.basket() and "milk" not in shop.basket()
             assert names(shop.basket()) == ["jam", "tea"]
             assert shop.basket() == shop.basket()  # an honest __eq__ that raises on strangers
+            assert {"ratio": shop.summary()["ratio"], "size": 1} == {"ratio": mock.ANY, "size": 1}
 
 
         def test_state_kept_in_globals_and_classes(monkeypatch):
@@ -179,9 +186,10 @@ HONEST_HIDDEN = {
 
 
 def test_honest_code_and_tests_raise_nothing(tmp_path: Path) -> None:
-    """Dataclasses, enums, decimals, approx, an __eq__ that raises on strangers, a conftest that
-    imports the agent's code and implements a hook, state in a ``global`` and in a class, a
-    monkeypatch, a warning, unittest's asserts: every test passes and nothing is said."""
+    """Dataclasses, enums, decimals, approx, ``mock.ANY`` in the expected value, an __eq__ that
+    raises on strangers, a conftest that imports the agent's code and implements a hook, state in
+    a ``global`` and in a class, a monkeypatch, a warning, unittest's asserts: every test passes
+    and nothing is said."""
     outcomes, tampering, exit_code = run(tmp_path, HONEST_WORKSPACE, HONEST_HIDDEN)
     assert tampering == []
     assert outcomes == {
@@ -231,6 +239,12 @@ LIARS = {
 
         class Items(list):
             pass
+
+
+        def matcher():
+            from unittest import mock
+
+            return mock.ANY  # the tests' own matcher, as an answer
     """,
 }
 
@@ -274,6 +288,10 @@ LIED_TO = {
             assert liars.Anything() in [1, 2]
 
 
+        def test_a_matcher_for_an_answer():
+            assert liars.matcher() == 5
+
+
         class TestUnittest(unittest.TestCase):
             def test_assert_equal(self):
                 self.assertEqual(liars.Anything(), 5)
@@ -285,13 +303,14 @@ def test_objects_that_equal_everything_fail_and_are_said(tmp_path: Path) -> None
     """Every lying operand, alone or inside a container, fails its test and is said, by class."""
     outcomes, tampering, _ = run(tmp_path, LIARS, LIED_TO)
     assert set(outcomes.values()) == {"failed"}, outcomes
-    assert len(outcomes) == 9
+    assert len(outcomes) == 10
     assert set(tampering) == {
         "an object that equals everything: Anything from liars",
         "an object that equals everything: EqualsEveryInt from liars",
         "an object that equals everything: Int from liars",
         "an object that equals everything: Text from liars",
         "an object that contains everything: Everything from liars",
+        "an object that equals everything: _ANY from unittest.mock",
     }
 
 
@@ -311,6 +330,7 @@ REBINDER = {
         while not importing.f_globals.get("__file__", "").endswith("test_rebound.py"):
             importing = importing.f_back
         importing.f_globals["sorted"] = lambda values: [3]
+        importing.f_globals["defined_first"] = lambda: 3  # a function the module defined above
 
 
         def rebind():
@@ -336,7 +356,13 @@ REBOUND = {
     """,
     "phase1/test_rebound.py": """
         import helpers
-        import rebinder
+
+
+        def defined_first():
+            return 2
+
+
+        import rebinder  # noqa: E402
 
 
         def expected():
@@ -360,6 +386,7 @@ def test_rebound_names_are_caught(tmp_path: Path) -> None:
     _, tampering, _ = run(tmp_path, REBINDER, REBOUND)
     said = "\n".join(tampering)
     assert "phase1/test_rebound.py: a global sorted was added from outside its code" in said
+    assert "phase1/test_rebound.py: the code of defined_first is not the code of its file" in said
     assert "phase1/test_rebound.py: the global expected was rebound" in said
     assert "phase1/test_rebound.py: a global len was added from outside its code" in said
     assert "helpers.py: the code of check was replaced" in said

@@ -2,7 +2,7 @@
 
 The target is tests/fixtures/redteam-equality: words.py, whose hidden tests compare with ``==``,
 ``!=`` and ``in`` and check no exact type, so nothing but the test process's own checks
-(``equality.py``, ``inprocess.py``) stands between them and code that lies. Each attack reached
+(``grading/selfcheck``) stands between them and code that lies. Each attack reached
 full or nearly full marks, graded ``ok``, before those checks; each must now end *detected*,
 and the grading must say what gave it away.
 """

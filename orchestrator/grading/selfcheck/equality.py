@@ -1,9 +1,5 @@
 """Equality that cannot lie: the hidden tests' comparisons, checked for an operand that equals everything.
 
-A script's module: ``bootstrap.py`` loads it from beside itself, as ``changeup_equality``,
-before the workspace is importable; the machinery fingerprint covers it, and the changes it
-makes to pytest and ``unittest``. It imports nothing but the standard library.
-
 pytest's assertion rewriting is extended (:func:`install`) so that every ``==``, ``!=``,
 ``in`` and ``not in`` of an ``assert`` in a module pytest rewrites (the hidden test files and
 their conftest files) goes through :func:`compare`; ``unittest``'s ``assertEqual``,
@@ -18,13 +14,14 @@ the assertion fails ("an object that equals everything: <type> from <module>") a
 tampered. The bootstrap's check of each test's code compiles with the same rewriting, so the
 two agree. Plain values of exact built-in types cost one type check each. Each rewritten
 assertion also calls :func:`asserted` once its operands are evaluated, before it decides:
-``inprocess.py`` checks the asserting module's globals there.
+:mod:`.watch` checks there the globals and builtins the asserting code reads.
 
 What it does not see: comparisons pytest does not rewrite (a module the tests import,
 ``--assert=plain``, inside a comprehension or lambda), and an ``__eq__`` that tells the fresh
 values from the expected one by reading its caller's frame or code (the out-of-process mode
-is the answer to that). An always-equal matcher of the tests' own (``unittest.mock.ANY``)
-compared directly is reported like an agent's.
+is the answer to that), and an operand the test's source builds with ``ANY`` (the tests' own
+always-equal matcher, ``unittest.mock.ANY``): it is not checked, and neither is what else it
+holds. ``unittest``'s asserts check both operands.
 """
 
 from __future__ import annotations
@@ -56,7 +53,7 @@ class _Fresh:
         return "<a fresh value>"
 
 
-#: Where a lie is told (the Guard's tampering line), set by each run (``inprocess.Watch``).
+#: Where a lie is told (the Guard's tampering line), set by each run (:class:`.watch.Watch`).
 SAY: list[Callable[[str], None]] = []
 #: What checks, after each assertion's operands, the globals its code reads (given the asserting
 #: frame's globals and code), set by each run.
@@ -137,21 +134,22 @@ def _contains_everything(container: object) -> bool:
     return any(_truth(operator.contains, container, decoy) is True for decoy in _decoys(None))
 
 
-def _vouch(op: str, left: object, right: object) -> None:
-    """Fail the assertion, and say so, if a part of an operand equals everything."""
+def _vouch(op: str, left: object, right: object, matchers: int = 0) -> None:
+    """Fail the assertion, and say so, if a part of an operand equals everything (``matchers``:
+    1, the left operand is the tests' own matcher, 2, the right one; neither is checked)."""
     __tracebackhide__ = True
     liar: object = _MISSING
-    for part in _parts(left):
+    for part in _parts(left) if not matchers & 1 else ():
         if _lie(part, right):
             liar = part
             break
     else:
-        for part in _parts(right):
+        for part in _parts(right) if not matchers & 2 else ():
             if _lie(part, left):
                 liar = part
                 break
         else:
-            if op in ("in", "not in") and _contains_everything(right):
+            if op in ("in", "not in") and not matchers & 2 and _contains_everything(right):
                 liar = right
     if liar is _MISSING:
         return
@@ -171,8 +169,9 @@ def _describe(kind: type) -> str:
     return f"{ascii(name)[1:-1][:80]} from {ascii(module)[1:-1][:80]}"
 
 
-def compare(op: str, left: object, right: object) -> object:
-    """``left op right`` for an assertion, checked for a lying operand (see the module)."""
+def compare(op: str, left: object, right: object, matchers: int = 0) -> object:
+    """``left op right`` for an assertion, checked for a lying operand (see the module;
+    ``matchers``: which operands the test's source builds with ``ANY``, left 1, right 2)."""
     __tracebackhide__ = True
     if op == "==":
         result = left == right
@@ -183,8 +182,18 @@ def compare(op: str, left: object, right: object) -> object:
     else:
         result = left not in right  # type: ignore[operator]
     if type(left) not in _SCALARS or type(right) not in _SCALARS:
-        _vouch(op, left, right)
+        _vouch(op, left, right, matchers)
     return result
+
+
+def _matcher(operand: ast.expr) -> bool:
+    """Whether the test's source builds ``operand`` with ``ANY`` (``unittest.mock.ANY``, equal to
+    everything by design): the tests' own matcher, not a value of the agent's."""
+    return any(
+        (isinstance(node, ast.Name) and node.id == "ANY")
+        or (isinstance(node, ast.Attribute) and node.attr == "ANY")
+        for node in ast.walk(operand)
+    )
 
 
 def asserted() -> None:
@@ -216,14 +225,23 @@ def install(rewrite: types.ModuleType) -> None:
         statements = self.statements
         start = len(statements)
         result = original(self, comparison)
-        for statement in statements[start:]:
-            value = getattr(statement, "value", None)
-            if type(statement) is not ast.Assign or type(value) is not ast.Compare or len(value.ops) != 1:
-                continue
+        links = [  # one a link, in order (those of comparisons inside an operand are calls by now)
+            statement
+            for statement in statements[start:]
+            if type(statement) is ast.Assign
+            and type(statement.value) is ast.Compare
+            and len(statement.value.ops) == 1
+        ]
+        operands = [comparison.left, *comparison.comparators]
+        matchers = [_matcher(operand) for operand in operands] if len(links) == len(comparison.ops) else []
+        for index, statement in enumerate(links):
+            value: Any = statement.value
             op = _OPS.get(type(value.ops[0]))
-            if op is not None:
-                call = self.helper("_changeup_compare", ast.Constant(op), value.left, value.comparators[0])
-                statement.value = ast.copy_location(call, value)
+            if op is None:
+                continue
+            mask = (1 if matchers and matchers[index] else 0) | (2 if matchers and matchers[index + 1] else 0)
+            arguments = (ast.Constant(op), value.left, value.comparators[0], ast.Constant(mask))
+            statement.value = ast.copy_location(self.helper("_changeup_compare", *arguments), value)
         return result  # type: ignore[no-any-return]
 
     def visit_Assert(self: Any, assertion: ast.Assert) -> list[ast.stmt]:
