@@ -27,7 +27,8 @@
 ``venvs``          the grading and agent virtual environments: built once, read-only, sealed
 ``runtime``        the private runtime a hidden test run sees instead of the machine
 ``sandbox``        bubblewrap for hidden tests (and the weaker fallbacks), the kinds, the limits
-``agent_sandbox``  the agent's allow-list sandbox, its private HOME and its shares
+``agent_sandbox``  the agent's allow-list sandbox, its private HOME and its shares, its freezing
+``bounds``         both sides' limits: the agent's and each test run's control group, their sizes
 ``processes``      child processes that die with their run; ``reaper`` outside bubblewrap
 ``git``            the neutral git: nothing of the agent's runs on the host
 =================  ============================================================================

@@ -23,6 +23,8 @@ module's kinds and its bubblewrap arguments.
 Every process also gets resource limits (address space, processes, open files, CPU time,
 file size) through ``prlimit`` (a warm run sets them itself), and dies with its run:
 bubblewrap's PID namespace (a warm run's own), or the reaper outside it (``processes.py``).
+Where the machine has control groups, a whole run is in one too (``bounds.py``): its memory,
+processes and CPUs together, its ``/tmp`` and ``/dev/shm`` of a size.
 
 **Fallbacks.** Where bubblewrap cannot run, hidden tests run as a separate user (``user``:
 ``nobody`` or ``$CHANGEUP_SANDBOX_USER``, through ``setpriv``) in a folder outside the run
