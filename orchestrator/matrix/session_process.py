@@ -11,21 +11,25 @@ standard output:
 
 - ``{"folder": PATH}`` once its run folder is made;
 - ``{"started": true}`` once the session's loop runs: from then on its agent is in play;
-- ``{"error": TEXT}`` when the session raised, just before the child exits non-zero.
+- ``{"error": TEXT}`` when the session raised, just before the child exits non-zero;
+- ``{"cpu": SECONDS}`` as it ends: the CPU it used itself (its own children aside).
 
 What it writes on standard error (diagnostics, a traceback) is passed on, line by line, to the
 parent's, and kept, its last 64 KiB, to be written to ``session.log`` in its run folder once it
-has ended, with a last line that says how it ended. Nothing of a session runs in
-the parent: a session that blocks its own event loop, hangs or dies takes no other with it.
+has ended, with a last line that says how it ended. Nothing of a session runs in the parent: a
+session that blocks its own event loop, hangs or dies takes no other with it.
 
 How it ended (:class:`SessionEnd`), and what the driver records (``backends.py``):
 
-=============  ====================================================================  ============
-``ended``      it exited 0: its run folder holds its report, whatever its status      the report's
-``crashed``    it exited otherwise (an exception, a signal) after its agent started    ``crashed``
-``timed out``  still running at its limit, after its agent started: killed             ``timed out``
-``failed``     no run folder, or it ended (or was killed) before its agent started      ``invalid``
-=============  ====================================================================  ============
+=============  ===================================================================  =============
+status         the child                                                            recorded as
+=============  ===================================================================  =============
+``ended``      exited 0: its run folder holds its report, whatever its status       the report's
+``crashed``    exited otherwise (an exception, a signal) after its agent started    ``crashed``
+``timed out``  was still running at its limit, after its agent started: killed      ``timed out``
+``failed``     made no run folder, or ended (or was killed) before its agent        ``invalid``
+               started
+=============  ===================================================================  =============
 
 A session that is killed (at its limit, or because the matrix is stopped) loses its process
 group at once (``SIGKILL``); what it started dies with it (bubblewrap's ``--die-with-parent``
