@@ -3,8 +3,8 @@ process of its own.
 
 Each attempt is one :func:`~orchestrator.session.runs.run_challenge`, as ``changeup run`` makes
 it, in its own run folder under ``RESULTS/runs/``, run by a process of its own
-(``session_process.py``: a fork of a server that has done changeup's imports, started with the
-backend so that they are done while the matrix is made ready). This process waits for it,
+(``session_process.py``: a fork of a fork server, itself a fork of this process made with the
+backend, so changeup's imports are done once). This process waits for it,
 asynchronously, at most its wall-time limit (``backend.session_timeout``, else the challenge's
 session limit and ten minutes). So a session that hangs (its event loop blocked) or dies takes
 no other session, nor the driver, with it: the driver goes on, and the attempt is recorded for

@@ -1,9 +1,10 @@
 """One session in a process of its own: how every backend runs a session.
 
 A session process is a child of a fork server (``system/forkserver.py``) that has imported
-changeup once: :func:`start_sessions` starts the server, under changeup's reaper
-(``grading/reaper.py``), and :func:`run_session_process` forks a child of it per order, in a
-session and process group of its own, gives it the order (``cells.order_to_json``), and waits
+changeup once: :func:`start_sessions` starts the server (a fork of the driver, which has, or a
+new Python under changeup's reaper, ``grading/reaper.py``, on a Ray worker), and
+:func:`run_session_process` forks a child of it per order, in a session and process group of
+its own, gives it the order (``cells.order_to_json``), and waits
 for it at most its wall-time limit (:func:`wall_limit`). A fork costs milliseconds where a new
 Python and its imports cost half a second. The child (:func:`child`) runs the order as
 ``changeup run`` would, and tells the parent how far it got, one JSON object a line on its
@@ -11,21 +12,25 @@ standard output:
 
 - ``{"folder": PATH}`` once its run folder is made;
 - ``{"started": true}`` once the session's loop runs: from then on its agent is in play;
-- ``{"error": TEXT}`` when the session raised, just before the child exits non-zero.
+- ``{"error": TEXT}`` when the session raised, just before the child exits non-zero;
+- ``{"cpu": SECONDS}`` as it ends: the CPU it used itself (its own children aside).
 
 What it writes on standard error (diagnostics, a traceback) is passed on, line by line, to the
 parent's, and kept, its last 64 KiB, to be written to ``session.log`` in its run folder once it
-has ended, with a last line that says how it ended. Nothing of a session runs in
-the parent: a session that blocks its own event loop, hangs or dies takes no other with it.
+has ended, with a last line that says how it ended. Nothing of a session runs in the parent: a
+session that blocks its own event loop, hangs or dies takes no other with it.
 
 How it ended (:class:`SessionEnd`), and what the driver records (``backends.py``):
 
-=============  ====================================================================  ============
-``ended``      it exited 0: its run folder holds its report, whatever its status      the report's
-``crashed``    it exited otherwise (an exception, a signal) after its agent started    ``crashed``
-``timed out``  still running at its limit, after its agent started: killed             ``timed out``
-``failed``     no run folder, or it ended (or was killed) before its agent started      ``invalid``
-=============  ====================================================================  ============
+=============  ===================================================================  =============
+status         the child                                                            recorded as
+=============  ===================================================================  =============
+``ended``      exited 0: its run folder holds its report, whatever its status       the report's
+``crashed``    exited otherwise (an exception, a signal) after its agent started    ``crashed``
+``timed out``  was still running at its limit, after its agent started: killed      ``timed out``
+``failed``     made no run folder, or ended (or was killed) before its agent        ``invalid``
+               started
+=============  ===================================================================  =============
 
 A session that is killed (at its limit, or because the matrix is stopped) loses its process
 group at once (``SIGKILL``); what it started dies with it (bubblewrap's ``--die-with-parent``
@@ -33,7 +38,8 @@ for every sandbox, the reaper of each command outside one), and whatever is left
 adopted and killed by the fork server. Then a ``session.aborted`` record is appended to its
 event log, saying why (``crashed`` at the limit, ``invalid`` while it was still setting up,
 ``interrupted`` when stopped), so the run folder tells what happened. The server and its
-children die with changeup (parent-death signals, and the reaper kills everything below it).
+children die with changeup (parent-death signals; on a worker, the reaper kills everything
+below it too).
 """
 
 from __future__ import annotations
@@ -158,9 +164,13 @@ class _Heard:
 
 
 def start_sessions(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> ForkServer:
-    """The fork server of session processes, under the reaper; ``cwd`` and ``env``: its children's
-    (by default this process's). It imports changeup while the caller goes on; end it with
-    :meth:`~ForkServer.close`."""
+    """The fork server of session processes; end it with :meth:`~ForkServer.close`.
+
+    With no ``cwd`` or ``env`` of their own, the children have this process's, and the server is a
+    fork of this process (it has changeup imported already), where it can be one; else, and with
+    them, it is a new Python under the reaper that imports changeup while the caller goes on."""
+    if cwd is None and env is None:
+        return ForkServer.here(_CHILD)
     return ForkServer.start(_CHILD, wrap=reaped, cwd=cwd, env=env)
 
 
@@ -244,7 +254,7 @@ async def _errors(stream: ByteReceiveStream | None, heard: _Heard, drained: anyi
 
 def _relay(data: bytes) -> None:
     with contextlib.suppress(OSError, ValueError):
-        sys.stderr.buffer.write(data)
+        sys.stderr.write(data.decode("utf-8", "replace"))
         sys.stderr.flush()
 
 

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
+import io
 import json
 import os
 import select
@@ -36,10 +38,11 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import anyio
 from anyio.abc import SocketStream, UNIXSocketStream
@@ -109,6 +112,12 @@ def _reap(children: dict[int, socket.socket]) -> None:
             told.close()
 
 
+def _stream(fd: int, errors: str) -> TextIO:
+    """A line-buffered text stream on ``fd``, which it never closes (the process's own)."""
+    buffered = io.BufferedWriter(io.FileIO(fd, "w", closefd=False))
+    return io.TextIOWrapper(buffered, encoding="utf-8", errors=errors, line_buffering=True)
+
+
 def _child(
     function: Callable[[dict[str, Any]], int],
     message: bytes,
@@ -129,6 +138,9 @@ def _child(
         os.dup2(err, 2)
         for fd in (out, err, told, *pipes):
             os.close(fd)
+        # Fresh streams on the new descriptors: the server's may be anything (a fork of a caller's).
+        sys.stdout = _stream(1, "strict")
+        sys.stderr = _stream(2, "backslashreplace")
         for sock in closing:
             sock.close()
         code = int(function(json.loads(message)))
@@ -144,18 +156,24 @@ def _child(
 
 
 def serve(target: str) -> None:
-    """The server: import ``target``'s module (``MODULE:FUNCTION``), then fork a child per request
-    read from standard input (a ``SOCK_SEQPACKET`` socket), until it closes."""
+    """The server started as a new Python: import ``target``'s module (``MODULE:FUNCTION``), then
+    fork a child per request read from standard input (a ``SOCK_SEQPACKET`` socket), until it closes."""
     module, _, name = target.partition(":")
     function = getattr(importlib.import_module(module), name)
     if threading.active_count() > 1:  # a fork would copy locks other threads hold
         raise SystemExit(f"fork server: importing {module} started threads; it cannot fork safely")
     _die_with(os.getppid())
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     requests = socket.socket(fileno=os.dup(0))
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.close(null)
+    _serve(function, requests)
+
+
+def _serve(function: Callable[[dict[str, Any]], int], requests: socket.socket) -> None:
+    """Fork a child that runs ``function`` per request read from ``requests``, until it closes."""
+    gc.freeze()  # what is imported stays out of the children's collections: their pages stay shared
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     wake, woken = os.pipe()
     os.set_blocking(wake, False)
     os.set_blocking(woken, False)
@@ -195,6 +213,31 @@ def serve(target: str) -> None:
     for pid in children:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
+
+
+def _served_here(function: Callable[[dict[str, Any]], int], requests: socket.socket, parent: int) -> NoReturn:
+    """The server as a fork of its caller: a session of its own, nothing of the caller's open but
+    its standard error, then :func:`_serve`."""
+    code = 1
+    try:
+        os.setsid()
+        _die_with(parent)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        keep = {0, 1, 2, null, requests.fileno()}
+        # Every other descriptor becomes /dev/null: closed, its number could be reused while an
+        # object of the caller's still holds it.
+        for entry in os.listdir("/proc/self/fd"):
+            if int(entry) not in keep:
+                with contextlib.suppress(OSError):
+                    os.dup2(null, int(entry))
+        _serve(function, requests)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(code)
 
 
 class Forked:
@@ -244,10 +287,32 @@ class Forked:
 class ForkServer:
     """A running fork server (:func:`serve`); :meth:`spawn` forks a child of it."""
 
-    def __init__(self, process: subprocess.Popen[bytes], requests: socket.socket) -> None:
+    def __init__(self, process: subprocess.Popen[bytes] | int, requests: socket.socket) -> None:
+        #: The server: a process started (:meth:`start`), or the pid of a fork (:meth:`here`).
         self._process = process
         self._requests = requests
         self._lock = anyio.Lock()
+
+    @classmethod
+    def here(cls, target: str) -> ForkServer:
+        """This process, forked, as the server of ``target`` (``MODULE:FUNCTION``), whose module it
+        has imported: nothing to wait for. Only a process with one thread may fork (others' locks
+        would be copied held); with more, the server is started as a new Python (:meth:`start`)."""
+        if threading.active_count() > 1:
+            return cls.start(target)
+        module, _, name = target.partition(":")
+        function = getattr(importlib.import_module(module), name)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            stream.flush()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _served_here(function, theirs, parent)
+        theirs.close()
+        ours.setblocking(False)
+        return cls(pid, ours)
 
     @classmethod
     def start(
@@ -311,9 +376,25 @@ class ForkServer:
     def close(self) -> None:
         """Close its requests: it kills every child still running and ends (blocking, briefly)."""
         self._requests.close()
-        try:
-            self._process.wait(_CLOSING)
-        except subprocess.TimeoutExpired:
+        process = self._process
+        pid = process if isinstance(process, int) else process.pid
+        deadline = time.monotonic() + _CLOSING
+        while time.monotonic() < deadline and not self._ended(pid):
+            time.sleep(0.02)
+        if not self._ended(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait()
+                os.killpg(pid, signal.SIGKILL)
+            if isinstance(process, int):
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+            else:
+                process.wait()
+
+    def _ended(self, pid: int) -> bool:
+        """Whether the server has ended (and is collected)."""
+        if not isinstance(self._process, int):
+            return self._process.poll() is not None
+        try:
+            return os.waitpid(pid, os.WNOHANG)[0] == pid
+        except ChildProcessError:
+            return True

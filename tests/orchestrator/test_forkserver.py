@@ -3,6 +3,8 @@ of theirs left behind once one is killed or the server is closed."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,15 @@ TARGET = "tests.orchestrator.forked:behave"
 
 
 def start() -> ForkServer:
-    """A server of :func:`tests.orchestrator.forked.behave` (the checkout on its import path)."""
+    """A server of :func:`tests.orchestrator.forked.behave`, as a new Python (the checkout on its
+    import path)."""
     return ForkServer.start(TARGET, env=environment({"PYTHONPATH": str(REPO)}))
+
+
+def here() -> ForkServer:
+    """A server of :func:`tests.orchestrator.forked.behave`, as a fork of this process."""
+    assert threading.active_count() == 1, "this test process has threads: it would not fork"
+    return ForkServer.here(TARGET)
 
 
 async def everything(stream: SocketStream) -> bytes:
@@ -34,10 +43,13 @@ async def everything(stream: SocketStream) -> bytes:
         return said
 
 
-def test_each_child_runs_the_function_on_its_request_and_says_how_it_ended() -> None:
-    """Three children of one server: one says hello and exits 3, one raises (exit 1, its traceback
-    on its standard error), one exits 0; each has a pid of its own, none is the server's."""
-    server = start()
+@pytest.mark.parametrize("made", [start, here], ids=["new Python", "fork of this process"])
+def test_each_child_runs_the_function_on_its_request_and_says_how_it_ended(
+    made: Callable[[], ForkServer],
+) -> None:
+    """Three children of one server, started either way: one says hello and exits 3, one raises
+    (exit 1, its traceback on its standard error), one exits 0; each has a pid of its own."""
+    server = made()
 
     async def main() -> list[tuple[int, int | None, bytes, bytes]]:
         requests: list[dict[str, Any]] = [{"say": "hello", "exit": 3}, {"raise": "no such thing"}, {}]
