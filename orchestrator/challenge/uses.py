@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from orchestrator.challenge.model import Challenge, Phase, PhaseTesting
+from orchestrator.challenge.model import Challenge, PhaseTesting
 from orchestrator.challenge.sourcemap import Problem, SourceError, load_yaml
 from orchestrator.grading.seal import hidden_files
 from orchestrator.grading.toolsets import COMMAND_SHELL, PYTHON, Needs, resolve
@@ -247,9 +247,10 @@ def file_uses(name: str, data: bytes) -> list[Use]:
     return uses
 
 
-def _phase_files(challenge: Challenge, phase: Phase) -> Iterator[tuple[Path, list[Use]]]:
-    for name, data in hidden_files(phase.tests):
-        yield phase.tests / name, file_uses(name, data)
+def _folder_uses(folder: Path) -> Iterator[tuple[Path, list[Use]]]:
+    """Each file of a hidden test folder with its uses."""
+    for name, data in hidden_files(folder):
+        yield folder / name, file_uses(name, data)
 
 
 def undeclared_uses(challenge: Challenge, file: Path) -> list[Problem]:
@@ -261,12 +262,11 @@ def undeclared_uses(challenge: Challenge, file: Path) -> list[Problem]:
     testing = challenge.model.testing
     places: list[tuple[str, set[str], set[str], list[tuple[Path, list[Use]]]]] = []
     if testing.support is not None:
-        folder = challenge.root / testing.support
-        files = [(folder / n, file_uses(n, d)) for n, d in hidden_files(folder)]
+        files = list(_folder_uses(challenge.root / testing.support))
         places.append(("the challenge", set(testing.tools), set(testing.data), files))
     for phase in challenge.phases:
         tools = {*phase.tools, *([COMMAND_SHELL] if phase.command else [])}
-        files = list(_phase_files(challenge, phase))
+        files = list(_folder_uses(phase.tests))
         if phase.command is not None:
             files.append((file, [Use("tool", p) for p in shell_programs(phase.command)]))
         places.append((phase.id, tools, set(phase.data), files))
