@@ -157,8 +157,10 @@ class FilesChanged(_Record):
 
     @classmethod
     def from_fields(cls, record: dict[str, Any]) -> FilesChanged:
-        # As written, never cut again: a log from before the cap replays as it was decided.
         changes = tuple(map(_CHANGES.__getitem__, map(_CHANGE, record["changes"])))
+        if len(changes) <= ITEMS:
+            return cls(record["t"], changes, record.get("omitted", 0))
+        # As written, never cut again: a log from before the cap replays as it was decided.
         made: FilesChanged = _EXACT[cls](record["t"], changes, record.get("omitted", 0))
         return made
 
