@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def test_calibration_passes_for_a_sound_challenge_and_catches_a_wrong_declaratio
 
 @pytest.mark.slow
 def test_an_impostor_with_full_marks_fails_calibration(tmp_path: Path) -> None:
-    """Hidden tests that compare results loosely let a double through, and calibration says so."""
+    """Hidden tests that compare results loosely, where the test process's own equality check does
+    not look (inside a generator), let a double through, and calibration says so."""
     root = tmp_path / "export-time"
     shutil.copytree(REPO / "challenges" / "export-time", root)
     for test_file in (root / "tests").rglob("test_*.py"):
@@ -56,6 +58,9 @@ def test_an_impostor_with_full_marks_fails_calibration(tmp_path: Path) -> None:
             "assert type(format_export_time(value)) is str",
             "assert isinstance(format_export_time(value), str)",
         )
+        # An assert's own == is checked for a lying operand; one inside a generator is not.
+        generator = r"assert all(got == \1 for got in [format_export_time(value)])"
+        loose = re.sub(r'assert \(format_export_time\(value\)\) == ("[^"]*")', generator, loose)
         test_file.write_text(loose)
     checks = anyio.run(lambda: calibrate([load_challenge(root)], tmp_path / "out", trials=0))
     impostors = {c.run: c for c in checks if c.run.startswith("impostor/")}
