@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -47,9 +48,10 @@ def test_calibration_passes_for_a_sound_challenge_and_catches_a_wrong_declaratio
 
 @pytest.mark.slow
 def test_an_impostor_with_full_marks_fails_calibration_unless_isolated(tmp_path: Path) -> None:
-    """Hidden tests that compare results loosely let a double through in-process, and calibration
-    says so; the same loose tests with the agent's code in a process of its own catch it (a
-    ``str`` subclass crosses as a handle, which equals only itself)."""
+    """Hidden tests that compare results loosely, where the test process's own equality check does
+    not look (inside a generator), let a double through in-process, and calibration says so; the
+    same loose tests with the agent's code in a process of its own catch it (a ``str`` subclass
+    crosses as a handle, which equals only itself)."""
     copies = []
     for isolation in ("in-process", "process"):
         root = tmp_path / isolation / "export-time"
@@ -62,6 +64,9 @@ def test_an_impostor_with_full_marks_fails_calibration_unless_isolated(tmp_path:
                 "assert type(format_export_time(value)) is str",
                 "assert isinstance(format_export_time(value), str)",
             )
+            # An assert's own == is checked for a lying operand; one inside a generator is not.
+            generator = r"assert all(got == \1 for got in [format_export_time(value)])"
+            loose = re.sub(r'assert \(format_export_time\(value\)\) == ("[^"]*")', generator, loose)
             test_file.write_text(loose)
         copies.append(load_challenge(root))
     checks = anyio.run(lambda: calibrate(copies, tmp_path / "out", trials=0))
