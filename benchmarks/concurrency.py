@@ -116,7 +116,7 @@ def measure(root: Path, sessions: int, single: int) -> None:
     print(
         f"changeup's own CPU: {cpu['own'] + processes:.2f} s, {per_session:.3f} s per session "
         f"(the driver {cpu['own']:.2f} s, the session processes {processes:.2f} s; their children: "
-        f"hidden test runs, agents, git, the fork server's imports: {cpu['children'] - processes:.2f} s)"
+        f"hidden test runs, agents, git: {cpu['children'] - processes:.2f} s)"
     )
     print(f"run folders: {len(checks)} of {sessions}; logs whole: {whole}; replay agrees: {replayed}")
     print(f"load average (1, 5, 15 min): {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
