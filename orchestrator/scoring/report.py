@@ -107,7 +107,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     bounds: dict[str, Any] | None = None
     for entry in entries:
         t, record = entry.t, entry.record
-        if isinstance(record, WorkspaceCreated) and "bounds" in record.sandbox:
+        if isinstance(record, WorkspaceCreated) and isinstance(record.sandbox.get("bounds"), dict):
             bounds = _bounds(record.sandbox["bounds"], entries)
         if isinstance(record, PhaseUnlocked):
             unlocked.setdefault(record.phase, (t, record.trigger or "start"))
