@@ -191,7 +191,7 @@ def bounds_lines(report: dict[str, Any]) -> list[str]:
     bounds = report.get("bounds")
     if bounds is None:
         return []
-    lines = [f"NOT BOUNDED: {warning}" for warning in bounds["warnings"]]
+    lines = [f"NOT BOUNDED: {warning}" for warning in bounds.get("warnings") or ()]
     for over in bounds["agent_over_limits"]:
         then = f"; {over['action']}" if over["action"] else ""
         lines.append(

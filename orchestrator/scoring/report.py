@@ -109,11 +109,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
     bounds: dict[str, Any] | None = None
     for entry in entries:
         t, record = entry.t, entry.record
-        if isinstance(record, WorkspaceCreated):
-            described = record.sandbox.get("bounds")
-            # A sandbox description is free-form: bounds of another shape are none (not a crash).
-            if isinstance(described, dict) and isinstance(described.get("warnings"), list):
-                bounds = _bounds(described, entries)
+        if isinstance(record, WorkspaceCreated) and isinstance(record.sandbox.get("bounds"), dict):
+            bounds = _bounds(record.sandbox["bounds"], entries)
         if isinstance(record, PhaseUnlocked):
             unlocked.setdefault(record.phase, (t, record.trigger or "start"))
         elif isinstance(record, TestsResult | SessionGraded):
