@@ -390,20 +390,14 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
 
 
 def _probe(config: dict[str, Any]) -> None:
-    """Load the probe from ``config["probe"]`` (``probe.py``, beside this script) and start it.
+    """Load the probe from ``config["probe"]`` (``probe.py``, beside this script; the warm
+    interpreter has it already) and start it.
 
     A probe that will not start leaves the run as it would be without one: the run is then
     reported as not watched for prohibited effects (``effects.read_effects``), never voided.
     """
-    import importlib.util
-
     try:
-        spec = importlib.util.spec_from_file_location("changeup_probe", config["probe"])
-        assert spec is not None
-        assert spec.loader is not None
-        probe = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(probe)
-        probe.watch(config)
+        _load("changeup_probe", config["probe"]).watch(config)
     except Exception as error:  # an observer's failure is no verdict
         print(f"changeup: the prohibited-effects probe did not start: {error!r}", file=sys.stderr)
 

@@ -164,6 +164,9 @@ class RemoteClass(type):
             return
         _link().request("setattr", of=_link().rid_of_class(cls), name=name, value=value)
 
+    def __bool__(cls) -> bool:
+        return True  # a class is true, whatever its __len__ (asked of the host) would say
+
     def __iter__(cls) -> Iterator[Any]:
         return iter(_link().op("iter", cls))
 
@@ -786,15 +789,18 @@ def _link() -> Link:
 
 
 def connect(config: dict[str, Any]) -> None:
-    """Join the workspace host on the socket at ``config["fd"]``, with ``config["timeout"]``
-    seconds per call, and make the workspace importable through it (``config["hidden"]``: the
-    hidden tests' root, which decides what the tests define). ``config["undumpable"]``: the host
-    shares this process's user with no namespace between them, so this process cannot be
-    traced or read through ``/proc`` by it."""
+    """Join the workspace host on the socket at ``config["fd"]`` (once it says it is ready), with
+    ``config["timeout"]`` seconds per call, and make the workspace importable through it
+    (``config["hidden"]``: the hidden tests' root, which decides what the tests define).
+    ``config["undumpable"]``: the host shares this process's user with no namespace between
+    them, so this process cannot be traced or read through ``/proc`` by it."""
     global _LINK
     sock = socket.socket(fileno=int(config["fd"]))
     sock.setblocking(True)
     _LINK = Link(sock, float(config["timeout"]), str(config["hidden"]))
     if config.get("undumpable"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    # The host answers before any code of the agent's can run in it: a host that never gets
+    # that far is the grader's failure (the run stops before pytest starts: invalid), not a zero.
+    _LINK.request("hello")
     sys.meta_path.append(WorkspaceFinder())
