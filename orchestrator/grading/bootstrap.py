@@ -371,8 +371,9 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     if settings.get("effects"):  # the challenge prohibits effects: note each attempt (probe.py)
         _probe(settings["effects"])
     host = settings.get("host")
+    ready: list[Any] = []  # isolated: a plugin that starts the session once the host is ready
     if host:  # isolated: the workspace is another process's, reached through remote.py
-        _load("changeup_remote", host["remote"]).connect(host)
+        ready.append(_load("changeup_remote", host["remote"]).connect(host))
     else:
         _source_only(settings["workspace"])
     # The hidden tests' own helpers (the support folder, modules beside the tests) come
@@ -381,7 +382,7 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     if not host:
         sys.path.append(settings["workspace"])  # after the standard library and site-packages
     timer = Timer(machinery.pytest, settings.get("timeouts") or {})
-    code = int(machinery.pytest.main(args, plugins=[guard, timer]))
+    code = int(machinery.pytest.main(args, plugins=[guard, timer, *ready]))
     for problem in finish(compare(before)):
         write({"tampering": problem})
     write({"exit": code})
