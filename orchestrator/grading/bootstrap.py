@@ -430,8 +430,9 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     if settings.get("effects"):  # the challenge prohibits effects: note each attempt (probe.py)
         _probe(settings["effects"])
     host = settings.get("host")
+    ready: list[Any] = []  # isolated: a plugin that starts the session once the host is ready
     if host:  # isolated: the workspace is another process's, reached through remote.py
-        _load("changeup_remote", host["remote"]).connect(host)
+        ready.append(_load("changeup_remote", host["remote"]).connect(host))
     else:
         _source_only(settings["workspace"])
     # The hidden tests' own helpers (the support folder, modules beside the tests) come
@@ -440,7 +441,7 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
     if not host:
         sys.path.append(settings["workspace"])  # after the standard library and site-packages
     timer = Timer(machinery.pytest, settings.get("timeouts") or {})
-    code = int(machinery.pytest.main(args, plugins=[guard, timer]))
+    code = int(machinery.pytest.main(args, plugins=[guard, timer, *ready]))
     for problem in finish(compare(before)) + end():
         write({"tampering": problem})
     write({"exit": code})
@@ -449,20 +450,14 @@ def run(settings: dict[str, Any], args: list[str], machinery: Machinery) -> int:
 
 
 def _probe(config: dict[str, Any]) -> None:
-    """Load the probe from ``config["probe"]`` (``probe.py``, beside this script) and start it.
+    """Load the probe from ``config["probe"]`` (``probe.py``, beside this script; the warm
+    interpreter has it already) and start it.
 
     A probe that will not start leaves the run as it would be without one: the run is then
     reported as not watched for prohibited effects (``effects.read_effects``), never voided.
     """
-    import importlib.util
-
     try:
-        spec = importlib.util.spec_from_file_location("changeup_probe", config["probe"])
-        assert spec is not None
-        assert spec.loader is not None
-        probe = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(probe)
-        probe.watch(config)
+        _load("changeup_probe", config["probe"]).watch(config)
     except Exception as error:  # an observer's failure is no verdict
         print(f"changeup: the prohibited-effects probe did not start: {error!r}", file=sys.stderr)
 

@@ -164,6 +164,9 @@ class RemoteClass(type):
             return
         _link().request("setattr", of=_link().rid_of_class(cls), name=name, value=value)
 
+    def __bool__(cls) -> bool:
+        return True  # a class is true, whatever its __len__ (asked of the host) would say
+
     def __iter__(cls) -> Iterator[Any]:
         return iter(_link().op("iter", cls))
 
@@ -294,6 +297,7 @@ class Link:
         self.failure: BaseException | None = None  # a check that failed inside a callback
         self.depth = 0
         self.said_test = ""
+        self.greeting: tuple[int, float] | None = None  # the hello not answered yet: id, sent
 
     # --- requests ------------------------------------------------------------------------
 
@@ -342,9 +346,27 @@ class Link:
             return self.class_rids[value]
         raise TypeError(f"not an object of the workspace's: {type(value).__qualname__}")
 
+    def hello(self) -> None:
+        """Ask the host whether it is ready; its answer is awaited by :meth:`ready`."""
+        self.next_id += 1
+        self.greeting = (self.next_id, time.monotonic())
+        self._send(crossing.frame({"id": self.next_id, "op": "hello"}))
+
+    def ready(self) -> None:
+        """Wait for the host's answer to :meth:`hello` (once)."""
+        if self.greeting is None:
+            return
+        (ident, sent), self.greeting = self.greeting, None
+        try:
+            self._wait(ident, deadline=sent + self.timeout, serve=False)
+        except HostError as error:
+            self.broken = f"the workspace host did not start: {error}"
+            raise HostError(self.broken) from None
+
     def _request(self, op: str, fields: dict[str, object]) -> Any:
         if self.broken:
             raise HostError(self.broken)
+        self.ready()
         if self.abandoned is not None:
             self._settle()
         self.next_id += 1
@@ -785,16 +807,32 @@ def _link() -> Link:
     return _LINK
 
 
-def connect(config: dict[str, Any]) -> None:
+class Ready:
+    """A pytest plugin of the bootstrap's: the session starts only once the host said it is
+    ready. Its answer comes before any code of the agent's can run in it, so a host that never
+    gets that far is the grader's failure (pytest stops before it collects: the run is invalid),
+    not a zero; waiting here, not at :func:`connect`, lets the host start while pytest does."""
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+
+    def pytest_sessionstart(self, session: object) -> None:
+        """Wait for the host's hello."""
+        self.link.ready()
+
+
+def connect(config: dict[str, Any]) -> Ready:
     """Join the workspace host on the socket at ``config["fd"]``, with ``config["timeout"]``
     seconds per call, and make the workspace importable through it (``config["hidden"]``: the
-    hidden tests' root, which decides what the tests define). ``config["undumpable"]``: the host
-    shares this process's user with no namespace between them, so this process cannot be
-    traced or read through ``/proc`` by it."""
+    hidden tests' root, which decides what the tests define); the plugin returned waits for the
+    host to be ready. ``config["undumpable"]``: the host shares this process's user with no
+    namespace between them, so this process cannot be traced or read through ``/proc`` by it."""
     global _LINK
     sock = socket.socket(fileno=int(config["fd"]))
     sock.setblocking(True)
     _LINK = Link(sock, float(config["timeout"]), str(config["hidden"]))
     if config.get("undumpable"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _LINK.hello()
     sys.meta_path.append(WorkspaceFinder())
+    return Ready(_LINK)

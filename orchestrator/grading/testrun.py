@@ -308,9 +308,10 @@ class PytestRunner:
         for source in (ZYGOTE, PROBE, *(script for script, _ in SCRIPTS)):
             shutil.copyfile(source, self._home / "harness" / source.name)
         places = self.sandbox.places(self._home, self.environment)
-        preload = (
-            [(str(places.harness / script.name), name) for script, name in SCRIPTS] if self._isolated else []
-        )
+        # Compiled once in the warm interpreter, not in every run: the probe, isolation's scripts.
+        scripts = [*([(PROBE, "changeup_probe")] if self.challenge.model.prohibited_effects else [])]
+        scripts += list(SCRIPTS) if self._isolated else []
+        preload = [(str(places.harness / script.name), name) for script, name in scripts]
         zygote = str(places.harness / ZYGOTE.name)
         cgroups = (
             self.groups.tests.paths if self.groups is not None and self.groups.tests is not None else None
