@@ -51,13 +51,18 @@ def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 async def command_run(tmp_path: Path, script: str) -> TestRun:
-    """A test run of a phase whose command is ``script`` (sh), on the starter workspace."""
+    """A test run of a phase whose command is ``script`` (sh, with ``cat`` and ``sleep`` declared:
+    a test command sees only the tools it declares), on the starter workspace."""
     root = tmp_path / "challenge"
     shutil.copytree(REPO / "challenges" / "normalize-tags", root)
     text = (root / "challenge.yaml").read_text()
     phase = "    - id: phase1\n      title: trim and drop empties\n"
     (root / "challenge.yaml").write_text(
-        text.replace(phase, phase + "      command: sh $CHANGEUP_TESTS/check.sh\n")
+        text.replace(
+            phase,
+            phase
+            + "      command: sh $CHANGEUP_TESTS/check.sh\n      testing:\n        tools: [cat, sleep]\n",
+        )
     )
     (root / "tests" / "phase1" / "check.sh").write_text(script)
     challenge = load_challenge(root)
