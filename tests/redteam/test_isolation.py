@@ -130,16 +130,18 @@ def add(a, b):
             reached.append(f"may signal {pid}")
         except OSError:
             pass
+    # Listed first, and opened without creating: the host's own empty folder at the output's
+    # place (its HOME, as the tests' is theirs) holds nothing of the tests'.
+    for folder in ("/changeup/hidden", "/changeup/out"):
+        if os.path.isdir(folder) and os.listdir(folder):
+            reached.append(f"listed {folder}")
     for stream in ("/changeup/out/stream.jsonl",):
         try:
-            with open(stream, "a") as handle:
+            with open(stream, "r+") as handle:
                 handle.write("")
             reached.append(f"opened {stream} for writing")
         except OSError:
             pass
-    for folder in ("/changeup/hidden", "/changeup/out"):
-        if os.path.isdir(folder) and os.listdir(folder):
-            reached.append(f"listed {folder}")
     raise RuntimeError(f"REACHED {reached}")
 """,
     # Every process it may signal, killed: the test process must not be one of them.
