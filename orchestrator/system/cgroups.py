@@ -292,10 +292,13 @@ class Cgroup:
         return True
 
     async def remove(self, timeout: float = 10.0) -> None:
-        """Kill what is left in the group, then remove it and every group below it."""
+        """Kill what is left in the group and below (thawed first: a frozen process dies only
+        once it runs), then remove it and every group below it."""
         if self.can_freeze:
-            with contextlib.suppress(OSError):
-                self.thaw()
+            name, thawed = ("freezer.state", "THAWED") if self.version == 1 else ("cgroup.freeze", "0")
+            for folder, _, _ in os.walk(self._file("freezer", "")):
+                with contextlib.suppress(OSError):
+                    _write(Path(folder, name), thawed)
         await self.kill(timeout)
         self.rmdir()
 
