@@ -23,17 +23,9 @@ from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView
 from orchestrator.grading.bounds import Bounds, SessionGroups
 from orchestrator.grading.sandbox import Sandbox
 from orchestrator.system import cgroups
-from orchestrator.system.cgroups import (
-    JOIN_FAILED,
-    Cgroup,
-    CgroupError,
-    Support,
-    _Mount,
-    _unified,
-    support,
-    sweep,
-)
+from orchestrator.system.cgroups import JOIN_FAILED, Cgroup, CgroupError
 from orchestrator.system.footprint import disk_usage
+from orchestrator.system.hierarchies import Support, _Mount, _unified, support, sweep
 
 pytestmark = [pytest.mark.anyio]
 
