@@ -29,7 +29,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from orchestrator.challenge.model import Limits
-from orchestrator.system.cgroups import Cgroup, CgroupError, Support, support, sweep
+from orchestrator.system.cgroups import Cgroup, CgroupError
+from orchestrator.system.hierarchies import Support, support, sweep
 
 __all__ = ["Bounds", "RunGroup", "SessionGroups", "agent_bounds", "test_bounds"]
 

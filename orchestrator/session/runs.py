@@ -69,6 +69,7 @@ from orchestrator.session.records import (
 )
 from orchestrator.session.watcher import FsWatcher
 from orchestrator.session.workspace import GitError, Workspace
+from orchestrator.system.cgroups import CgroupError
 
 __all__ = ["RunFolder", "RunRefused", "open_run", "run_challenge", "start_phase", "write_reports"]
 
@@ -350,7 +351,10 @@ async def run_challenge(
     finally:
         if groups is not None:  # nothing of the agent's or of a test run outlives the session
             with anyio.CancelScope(shield=True):
-                await groups.aclose()
+                try:
+                    await groups.aclose()
+                except CgroupError as error:  # said, never raised over what ended the run
+                    logger.error("control groups left behind", detail=str(error))
         log.close()
         shutil.rmtree(folder.path / "scratch", ignore_errors=True)
         if box is not None:

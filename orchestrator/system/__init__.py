@@ -8,6 +8,7 @@ does one thing to the machine and says plainly when the machine will not let it.
 - :mod:`orchestrator.system.folderwatch`: inotify on exactly the folders of a tree, no link followed.
 - :mod:`orchestrator.system.pipes`: a results pipe only the runner holds.
 - :mod:`orchestrator.system.cgroups`: a control group for a tree of processes.
+- :mod:`orchestrator.system.hierarchies`: where control groups can be made on this machine.
 - :mod:`orchestrator.system.footprint`: disk taken under folders, full private mounts.
 - :mod:`orchestrator.system.forkserver`: a process that has done its imports, forking a child per request.
 - :mod:`orchestrator.system.closure`: a program with what it needs to run (libraries, packages).
@@ -15,7 +16,7 @@ does one thing to the machine and says plainly when the machine will not let it.
 
 from __future__ import annotations
 
-from orchestrator.system.cgroups import Cgroup, CgroupError, Support, Usage, support
+from orchestrator.system.cgroups import Cgroup, CgroupError, Usage
 from orchestrator.system.closure import (
     DebianPackage,
     copy_folder,
@@ -28,6 +29,7 @@ from orchestrator.system.closure import (
     shebang,
 )
 from orchestrator.system.footprint import disk_usage, full_mounts
+from orchestrator.system.hierarchies import Support, support, sweep
 from orchestrator.system.pipes import ResultPipe
 
 __all__ = [
@@ -51,4 +53,5 @@ __all__ = [
     "shared_libraries",
     "shebang",
     "support",
+    "sweep",
 ]

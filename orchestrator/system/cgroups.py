@@ -14,33 +14,41 @@ one folder in each of ``memory``, ``pids``, ``cpu`` and ``freezer``. It can
   tasks' peak, shared memory still charged to it);
 - end every process in it (:meth:`~Cgroup.kill`) and go (:meth:`~Cgroup.remove`).
 
-:func:`support` finds where this process may make groups: for v2, ``$CHANGEUP_CGROUP`` (a
-folder delegated to changeup), else its own group if that is the root, else the parent of its
-own group (a delegated subtree); for v1, its own group in each hierarchy. Where none is
-writable (not root, no delegation), :class:`Support` says why; ``CHANGEUP_CGROUPS=none`` turns
-them off. Policy (which limits, which processes, what going over means) is the caller's.
+Where groups can be made is found by ``hierarchies.py``. Policy (which limits, which
+processes, what going over means) is the caller's.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import re
-import secrets
 import signal
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING
 
 import anyio
 
-__all__ = ["CONTROLLERS", "Cgroup", "CgroupError", "Support", "Usage", "support", "sweep"]
+if TYPE_CHECKING:  # only read: hierarchies.py imports this module
+    from orchestrator.system.hierarchies import Support
+
+__all__ = [
+    "CONTROLLERS",
+    "JOIN_FAILED",
+    "LIMITERS",
+    "PERIOD_US",
+    "Cgroup",
+    "CgroupError",
+    "Usage",
+    "enable_controllers",
+    "remove_groups",
+]
 
 #: What a group can do here: three limits and the freezer.
 CONTROLLERS = ("memory", "pids", "cpu", "freezer")
-_LIMITS = ("memory", "pids", "cpu")
+#: The controllers that limit (the freezer holds still).
+LIMITERS = ("memory", "pids", "cpu")
 #: The CFS period a CPU quota is given in (the kernel's default): a CPU is this much a period.
 PERIOD_US = 100_000
 #: Joins each cgroup.procs file named (``$1`` of them), then runs the command: nothing of the
@@ -65,32 +73,6 @@ class Usage:
     tasks_peak: int | None = None
     forks_refused: int = 0  # forks and clones refused at the group's task limit
     shmem: int = 0  # bytes of shared memory (tmpfs, memfd, System V) still charged to the group
-
-
-@dataclass(frozen=True, slots=True)
-class Support:
-    """Where this process may make control groups, and what they can do.
-
-    ``version`` is 1 or 2, or None for none at all; ``bases`` holds, per hierarchy (a v1
-    controller's name, or ``unified``), the folder new groups go in; ``missing`` says why a
-    controller (or every one) is not there, "" when none is missing.
-    """
-
-    version: int | None
-    bases: tuple[tuple[str, Path], ...] = ()
-    controllers: frozenset[str] = frozenset()
-    missing: str = ""
-
-    def describe(self) -> dict[str, Any]:
-        """For the log."""
-        return {"version": self.version, "controllers": sorted(self.controllers), "missing": self.missing}
-
-
-class _Mount(NamedTuple):
-    point: Path
-    root: str
-    fstype: str
-    options: frozenset[str]
 
 
 class Cgroup:
@@ -129,7 +111,7 @@ class Cgroup:
         try:
             for path in self.paths.values():
                 if self.version == 2:
-                    _enable(path.parent, self.controllers & frozenset(_LIMITS))
+                    enable_controllers(path.parent, self.controllers & frozenset(LIMITERS))
                 path.mkdir()
                 made.append(path)
         except OSError as error:
@@ -292,23 +274,26 @@ class Cgroup:
         return True
 
     async def remove(self, timeout: float = 10.0) -> None:
-        """Kill what is left in the group, then remove it and every group below it."""
+        """Kill what is left in the group and below (thawed first: a frozen process dies only
+        once it runs), then remove it and every group below it."""
         if self.can_freeze:
-            with contextlib.suppress(OSError):
-                self.thaw()
+            name, thawed = ("freezer.state", "THAWED") if self.version == 1 else ("cgroup.freeze", "0")
+            for folder, _, _ in os.walk(self._file("freezer", "")):
+                with contextlib.suppress(OSError):
+                    _write(Path(folder, name), thawed)
         await self.kill(timeout)
         self.rmdir()
 
     def rmdir(self) -> None:
         """Remove this group and every group below it (each must hold no process by now)."""
         for path in self.paths.values():
-            _remove_tree(path)
+            remove_groups(path)
 
     def _file(self, controller: str, name: str) -> Path:
         return self.paths["unified" if self.version == 2 else controller] / name
 
 
-def _enable(parent: Path, controllers: frozenset[str]) -> None:
+def enable_controllers(parent: Path, controllers: frozenset[str]) -> None:
     """Give ``parent``'s new children ``controllers`` (v2: its ``cgroup.subtree_control``)."""
     enabled = set(_read(parent / "cgroup.subtree_control").split())
     wanted = sorted(controllers - enabled)
@@ -316,7 +301,7 @@ def _enable(parent: Path, controllers: frozenset[str]) -> None:
         _write(parent / "cgroup.subtree_control", " ".join(f"+{name}" for name in wanted))
 
 
-def _remove_tree(top: Path) -> None:
+def remove_groups(top: Path) -> None:
     """Remove the group folder ``top`` and those below it, deepest first (each must be empty)."""
     if not top.is_dir():
         return
@@ -328,29 +313,6 @@ def _remove_tree(top: Path) -> None:
         except OSError as error:
             why = f"cannot remove the control group {folder}: {error.strerror}"
             raise CgroupError(error.errno, why) from None
-
-
-def sweep(where: Support, prefix: str) -> None:
-    """Remove groups named ``<prefix><pid>-…`` in ``where``'s bases whose process is gone
-    (left by a changeup that was killed); groups with processes still in them stay."""
-    for _, base in where.bases:
-        with contextlib.suppress(OSError):
-            for entry in base.iterdir():
-                owner = entry.name.removeprefix(prefix).split("-", 1)[0]
-                if not entry.name.startswith(prefix) or not owner.isdigit() or _alive(int(owner)):
-                    continue
-                with contextlib.suppress(OSError):
-                    _remove_tree(entry)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read(path: Path) -> str:
@@ -390,124 +352,3 @@ def _keyed(path: Path) -> dict[str, int]:
         return {}
     pairs = (line.split() for line in lines)
     return {pair[0]: int(pair[1]) for pair in pairs if len(pair) == 2 and pair[1].lstrip("-").isdigit()}
-
-
-# --- where groups can be made -----------------------------------------------------------------
-
-
-@functools.cache
-def support() -> Support:
-    """Where this process may make control groups (looked at once, with a group made and removed)."""
-    if os.environ.get("CHANGEUP_CGROUPS", "") == "none":
-        return Support(None, missing="CHANGEUP_CGROUPS=none was set")
-    try:
-        mounts = _mounts()
-        own = _own_groups()
-    except OSError as error:
-        return Support(None, missing=f"cannot read this process's control groups: {error}")
-    unified, why_not_v2 = _unified(mounts, own)
-    if unified is not None:
-        return unified
-    legacy = _legacy(mounts, own)
-    if legacy.version is not None:
-        return legacy
-    return Support(None, missing=f"cgroup v2: {why_not_v2}; cgroup v1: {legacy.missing}")
-
-
-def _unified(mounts: list[_Mount], own: dict[str, str]) -> tuple[Support | None, str]:
-    mount = next((m for m in mounts if m.fstype == "cgroup2"), None)
-    if mount is None:
-        return None, "not mounted"
-    if not set(_read(mount.point / "cgroup.controllers").split()) & set(_LIMITS):
-        return None, f"{mount.point} has no memory, pids or cpu controller (they are in v1 hierarchies)"
-    chosen = os.environ.get("CHANGEUP_CGROUP", "")
-    if chosen:
-        candidates = [Path(chosen)]
-    else:
-        mine = _inside(mount, own.get("", "/"))
-        # The root may hold processes beside groups with controllers; any other group may not.
-        candidates = [mine] if not (mine / "cgroup.type").exists() else []
-        candidates += [mine.parent] if mine != mount.point else []
-    problems = []
-    for base in candidates:
-        try:
-            controllers = frozenset(_read(base / "cgroup.controllers").split()) & frozenset(_LIMITS)
-            if not controllers:
-                raise CgroupError(f"{base} has no memory, pids or cpu controller delegated")
-            _enable(base, controllers)
-            freezer = _probe(base, "cgroup.freeze")
-        except OSError as error:
-            problems.append(str(error))
-            continue
-        return Support(2, (("unified", base),), controllers | ({"freezer"} if freezer else set())), ""
-    return None, "; ".join(problems) or "no group of this process's may be written"
-
-
-def _legacy(mounts: list[_Mount], own: dict[str, str]) -> Support:
-    bases: list[tuple[str, Path]] = []
-    problems = []
-    for controller in CONTROLLERS:
-        mount = next((m for m in mounts if m.fstype == "cgroup" and controller in m.options), None)
-        if mount is None or controller not in own:
-            problems.append(f"{controller}: no hierarchy mounted")
-            continue
-        base = _inside(mount, own[controller])
-        try:
-            _probe(base, "cgroup.procs")
-        except OSError as error:
-            problems.append(f"{controller}: {error}")
-            continue
-        bases.append((controller, base))
-    if not bases:
-        return Support(None, missing="; ".join(problems))
-    return Support(1, tuple(bases), frozenset(key for key, _ in bases), "; ".join(problems))
-
-
-def _probe(base: Path, expect: str) -> bool:
-    """Make and remove a group in ``base`` (raises when that cannot be done); whether it had ``expect``."""
-    probe = base / f"changeup-probe-{os.getpid()}-{secrets.token_hex(3)}"
-    try:
-        probe.mkdir()
-    except OSError as error:
-        raise CgroupError(error.errno, f"cannot make a group in {base}: {error.strerror}") from None
-    try:
-        return (probe / expect).exists()
-    finally:
-        probe.rmdir()
-
-
-def _inside(mount: _Mount, path: str) -> Path:
-    """The folder of group ``path`` (as /proc/self/cgroup says it) under ``mount``."""
-    relative = os.path.relpath(path, mount.root) if mount.root != "/" else path.lstrip("/")
-    return mount.point if relative in ("", ".") else mount.point / relative
-
-
-def _mounts() -> list[_Mount]:
-    """The cgroup file systems mounted here (from /proc/self/mountinfo)."""
-    found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if len(fields) < 5 or len(tail) < 3 or tail[0] not in ("cgroup", "cgroup2"):
-            continue
-        options = frozenset(tail[2].split(","))
-        found.append(_Mount(Path(_unescape(fields[4])), _unescape(fields[3]), tail[0], options))
-    return found
-
-
-def _own_groups() -> dict[str, str]:
-    """This process's group in each hierarchy: v1 controller → path, and "" → the v2 path."""
-    groups: dict[str, str] = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        number, controllers, path = line.split(":", 2)
-        if number == "0" and not controllers:
-            groups[""] = path
-        for controller in controllers.split(","):
-            if controller and "=" not in controller:
-                groups[controller] = path
-    return groups
-
-
-def _unescape(text: str) -> str:
-    """A mountinfo field as it is (a space, tab, newline or backslash is written as an octal escape)."""
-    return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), text)

@@ -7,6 +7,7 @@ where to make groups on a folder laid out as the kernel lays one out.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -22,17 +23,9 @@ from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView
 from orchestrator.grading.bounds import Bounds, SessionGroups
 from orchestrator.grading.sandbox import Sandbox
 from orchestrator.system import cgroups
-from orchestrator.system.cgroups import (
-    JOIN_FAILED,
-    Cgroup,
-    CgroupError,
-    Support,
-    _Mount,
-    _unified,
-    support,
-    sweep,
-)
+from orchestrator.system.cgroups import JOIN_FAILED, Cgroup, CgroupError
 from orchestrator.system.footprint import disk_usage
+from orchestrator.system.hierarchies import Support, _Mount, _unified, support, sweep
 
 pytestmark = [pytest.mark.anyio]
 
@@ -189,6 +182,26 @@ async def test_v1_kill_empties_a_frozen_group_with_a_daemon_and_keeps_it_frozen(
     await group.kill()
     assert group.pids() == set()
     assert (group.paths["freezer"] / "freezer.state").read_text().strip() == "FROZEN"
+
+
+@pytest.mark.slow
+@needs_v1
+async def test_v1_remove_ends_the_processes_of_a_frozen_group_below(
+    group: Cgroup, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    """A group below, frozen with a process in it: removing the group above ends that process
+    (it is thawed to die) and leaves no folder of either."""
+    below = group.child("below")
+    processes.append(subprocess.Popen([*below.launcher(), "sleep", "60"]))
+    await _until(lambda: len(below.pids()) == 1)
+    assert await below.freeze(30.0)
+    try:
+        await group.remove()
+    finally:  # were it left frozen, its process could not be reaped after the test
+        with contextlib.suppress(OSError):
+            below.thaw()
+    assert processes[0].wait() == -signal.SIGKILL
+    assert not any(path.exists() for path in [*below.paths.values(), *group.paths.values()])
 
 
 @pytest.mark.slow

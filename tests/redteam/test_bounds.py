@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from orchestrator.system.cgroups import CONTROLLERS, support
+from orchestrator.system.cgroups import CONTROLLERS
+from orchestrator.system.hierarchies import support
 from tests.redteam.common import (
     AGENTS,
     DETECTED,
