@@ -137,7 +137,8 @@ class SessionGroups:
         try:
             session = Cgroup.create(where, f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
             groups = cls(where, agent_side, test_side, session)
-            # CHANGEUP_FREEZE=off: no freezer for the agent (a latency trade-off; the run says so).
+            # The freezer is opt-in (CHANGEUP_FREEZE=on) until a freeze cannot outlive changeup: a
+            # session killed mid-run (its node removed, SIGKILL) left its agent frozen for good.
             groups.agent = session.child("agent", None if _freezing() else ("memory", "pids", "cpu"))
             groups.agent.limit(
                 memory=agent_side.memory_mb * MB, tasks=agent_side.processes, cpus=agent_side.cpus
@@ -179,7 +180,11 @@ class SessionGroups:
                     f"no {controller} control group: the agent's and the test runs' {what} are not limited"
                 )
         if self.agent is not None and not self.agent.can_freeze:
-            why = "CHANGEUP_FREEZE=off was set" if not _freezing() else "no cgroup freezer"
+            why = (
+                "the freezer is off (CHANGEUP_FREEZE=on turns it on)"
+                if not _freezing()
+                else "no cgroup freezer"
+            )
             said.append(
                 f"{why}: the agent is not frozen while hidden tests run, so machine-wide "
                 "counters and timing stay a channel from a running test to a running agent"
@@ -206,5 +211,5 @@ class SessionGroups:
 
 
 def _freezing() -> bool:
-    """Whether the agent is to be frozen while hidden tests run (``CHANGEUP_FREEZE=off``: not)."""
-    return os.environ.get("CHANGEUP_FREEZE", "") != "off"
+    """Whether the agent is to be frozen while hidden tests run: only with ``CHANGEUP_FREEZE=on``."""
+    return os.environ.get("CHANGEUP_FREEZE", "") == "on"

@@ -211,7 +211,7 @@ def _hidden_byte() -> int:
 
 @needs_bubblewrap
 @needs_cgroups
-@pytest.mark.parametrize("freezer", ["on", "off (CHANGEUP_FREEZE=off)"])
+@pytest.mark.parametrize("freezer", ["on (CHANGEUP_FREEZE=on)", "off (the default)"])
 def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Path, freezer: str) -> None:
     """Code under test signals a byte of the hidden tests through the machine's Shmem total
     (memfds of a size per bit) while the agent, alive, polls /proc/meminfo. With the agent frozen
@@ -219,14 +219,15 @@ def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Pat
     (the control, which shows the channel works) it reads the byte exactly, and the run says
     loudly that the channel is open."""
     challenge = _target(tmp_path / "target", test_run="30s")
-    env = {"REDTEAM_WATCH": "8"} | ({"CHANGEUP_FREEZE": "off"} if freezer != "on" else {})
+    on = freezer.startswith("on")
+    env = {"REDTEAM_WATCH": "8"} | ({"CHANGEUP_FREEZE": "on"} if on else {})
     report, folder = run(
         challenge, f"process:python3 {AGENTS / 'shmem_channel.py'}", tmp_path / "runs", env=env
     )
 
     observed = (folder / "workspace" / "observed.txt").read_text()
     frozen = [r for r in records(folder) if r["kind"] == "agent.frozen"]
-    if freezer == "on":
+    if on:
         assert observed == "byte None\n", observed
         assert len(frozen) >= 2  # the starter's run and the signaller's, at least
         assert report["bounds"]["frozen"]["seconds"] > 0
@@ -234,7 +235,7 @@ def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Pat
         assert observed.splitlines()[0] == f"byte {_hidden_byte()}", "the control must read the channel"
         assert frozen == []
         warnings = " ".join(report["bounds"]["warnings"])
-        assert "CHANGEUP_FREEZE=off was set" in warnings
+        assert "the freezer is off (CHANGEUP_FREEZE=on turns it on)" in warnings
         assert "not frozen while hidden tests run" in warnings
         assert "NOT BOUNDED" in (folder / "report.md").read_text()
     assert report["run"]["status"] == "completed", report["run"]
