@@ -116,6 +116,7 @@ def test_an_agent_flooding_memory_processes_tmp_and_disk_is_bounded_logged_and_s
         "REDTEAM_MEMORY_MB": "256",
         "REDTEAM_PROCESSES": "64",
         "REDTEAM_DISK_MB": "64",
+        "CHANGEUP_FREEZE": "on",  # the freezer is opt-in; this run shows it with the floods
     }
     report, folder = run(
         challenge, f"command:python3 {AGENTS / 'floods.py'}", tmp_path / "runs", *KIT, env=env
