@@ -55,6 +55,7 @@ __all__ = [
     "per_call",
     "seclude",
     "strength",
+    "workspace_owner",
 ]
 
 HOST = Path(__file__).with_name("host.py")
