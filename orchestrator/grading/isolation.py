@@ -55,6 +55,7 @@ __all__ = [
     "per_call",
     "seclude",
     "strength",
+    "workspace_owner",
 ]
 
 HOST = Path(__file__).with_name("host.py")
@@ -148,6 +149,7 @@ def host_settings(
         "fd": None,
         "timeout": timeout,
         "hidden": str(places.hidden),
+        "tell": bool(effects),  # the host's probe names the test of each effect
         # Nothing keeps a host of the same user from tracing the tests but this.
         "undumpable": sandbox.kind != "bubblewrap" and user is None,
         "serve": serve,

@@ -298,6 +298,7 @@ class Link:
         self.depth = 0
         self.said_test = ""
         self.greeting: tuple[int, float] | None = None  # the hello not answered yet: id, sent
+        self.tell = False  # whether the host is told which test runs (for its effects probe)
 
     # --- requests ------------------------------------------------------------------------
 
@@ -411,14 +412,17 @@ class Link:
         return self._decode(reply.fields["value"])
 
     def _announce(self, message: dict[str, Any]) -> None:
-        """Add the handles let go of (none the tests hold again) and the test now running."""
+        """Add the handles let go of (none the tests hold again) and, for the host's effects
+        probe only, the test now running: nothing else of the tests need reach the host."""
         if self.dropped:
             held = self.handles
             message["drop"] = [rid for rid in self.dropped if rid not in held]
             self.dropped = []
         test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         if test != self.said_test:
-            message["test"] = self.said_test = test
+            self.said_test = test
+            if self.tell:
+                message["test"] = test
 
     def _send(self, payload: bytes) -> None:
         try:
@@ -517,8 +521,8 @@ class Link:
             kind = "tzinfo" if isinstance(value, datetime.tzinfo) else None
             return ["co", self._callback(value, False), kind]
         raise crossing.CannotCross(
-            f"a {_type_name(value)} cannot be passed to the workspace's code: only plain data, its own "
-            "objects, and functions and objects the hidden tests define cross"
+            f"a value of type {_type_name(value)} cannot be passed to the workspace's code: only plain "
+            "data, its own objects, and functions and objects the hidden tests define cross"
         )
 
     def _callback(self, value: object, is_callable: bool) -> int:
@@ -823,14 +827,16 @@ class Ready:
 
 def connect(config: dict[str, Any]) -> Ready:
     """Join the workspace host on the socket at ``config["fd"]``, with ``config["timeout"]``
-    seconds per call, and make the workspace importable through it (``config["hidden"]``: the
-    hidden tests' root, which decides what the tests define); the plugin returned waits for the
-    host to be ready. ``config["undumpable"]``: the host shares this process's user with no
-    namespace between them, so this process cannot be traced or read through ``/proc`` by it."""
+    seconds per call, and make the workspace importable through it; the plugin returned waits
+    for the host to be ready. ``config["hidden"]``: the hidden tests' root, which decides what
+    the tests define; ``config["tell"]``: the host is told which test runs, for its effects
+    probe; ``config["undumpable"]``: the host shares this process's user with no namespace
+    between them, so this process cannot be traced or read through ``/proc`` by it."""
     global _LINK
     sock = socket.socket(fileno=int(config["fd"]))
     sock.setblocking(True)
     _LINK = Link(sock, float(config["timeout"]), str(config["hidden"]))
+    _LINK.tell = bool(config.get("tell"))
     if config.get("undumpable"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     _LINK.hello()

@@ -299,10 +299,12 @@ class Sandbox:
         """
         if self.kind == "none":
             return [*join, *argv]
-        if self.kind != "bubblewrap" or runtime is None:
+        if self.kind != "bubblewrap":
             limits = self.limits.prlimit(user.uid if user else None)
             pids = self.limits.processes if self.as_root and user is None and not join else None
             return [*join, *limits, *reaped([*setpriv(user), *argv], pids=pids)]
+        if runtime is None:
+            raise ValueError("a workspace host under bubblewrap needs the private runtime")
         capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
         view = [*_runtime_mounts(runtime), *_hidden_view(environment, tmp_mb)]
         view += bind(folder / "harness", INSIDE / "harness")

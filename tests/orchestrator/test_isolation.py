@@ -108,7 +108,8 @@ class Resource:
 
 def where():
     me = (os.getpid(), os.readlink("/proc/self/ns/pid"))
-    return me, sorted(name for name in sys.modules if name.startswith("test_"))
+    told = os.environ.get("PYTEST_CURRENT_TEST")
+    return me, sorted(name for name in sys.modules if name.startswith("test_")), told
 
 
 def echo(value):
@@ -204,8 +205,9 @@ class NoOffset(datetime.tzinfo):
 
 
 def test_the_workspace_runs_in_another_process():
-    there, tests_there = app.where()
+    there, tests_there, told = app.where()
     assert there != (os.getpid(), os.readlink("/proc/self/ns/pid")) and tests_there == []
+    assert told is None  # no effects watched: the host is not told which test runs
     assert type(app).__name__ == "RemoteModule"
     here = os.path.realpath(os.getcwd())
     local = [
