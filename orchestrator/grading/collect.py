@@ -77,9 +77,13 @@ def collect(
     with tempfile.TemporaryDirectory(prefix="changeup-collect-") as scratch:
         collection = _collect(challenge, environment, workspace, chosen, Path(scratch))
     cached.parent.mkdir(parents=True, exist_ok=True)
-    partial = cached.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps(_encode(collection)), encoding="utf-8")
-    partial.replace(cached)
+    # A name of its own per writer: calibration collects the same key from several threads of
+    # one process at once, and a shared ``<pid>.tmp`` was renamed away under the other.
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=cached.parent, prefix=f"{key}.", suffix=".tmp", delete=False
+    ) as partial:
+        partial.write(json.dumps(_encode(collection)))
+    os.replace(partial.name, cached)
     return collection
 
 

@@ -111,7 +111,8 @@ def _made(kind: type[BaseException]) -> BaseException:
 
 
 class Gone(Exception):
-    """The test process closed the socket: the run is over."""
+    """The test process closed the socket (or reset it, ending while an answer was on its way):
+    the run is over."""
 
 
 class Callback:
@@ -194,11 +195,11 @@ class Host:
         while True:
             try:
                 message = self.receive()
+                if message.is_reply:
+                    raise crossing.ProtocolError(f"a reply to {message.re}, which is no request of the host's")
+                self.answer(message)
             except Gone:
                 return
-            if message.is_reply:
-                raise crossing.ProtocolError(f"a reply to {message.re}, which is no request of the host's")
-            self.answer(message)
 
     # --- the socket ----------------------------------------------------------------------
 
@@ -207,10 +208,19 @@ class Host:
             body = self.frames.next()
             if body is not None:
                 return crossing.parse(body)
-            data = self.sock.recv(max(65536, self.frames.wanted()))
+            try:
+                data = self.sock.recv(max(65536, self.frames.wanted()))
+            except (ConnectionResetError, BrokenPipeError):
+                raise Gone() from None
             if not data:
                 raise Gone()
             self.frames.feed(data)
+
+    def _sendall(self, payload: bytes) -> None:
+        try:
+            self.sock.sendall(payload)
+        except (ConnectionResetError, BrokenPipeError):
+            raise Gone() from None
 
     def send(self, message: dict[str, Any]) -> None:
         try:
@@ -218,7 +228,7 @@ class Host:
         except crossing.CannotCross as error:
             kind = "value" if "value" in message else "error"
             payload = crossing.frame({"re": message["re"], "error": self.refusal(f"its {kind} {error}")})
-        self.sock.sendall(payload)
+        self._sendall(payload)
 
     # --- requests ------------------------------------------------------------------------
 
@@ -425,7 +435,7 @@ class Host:
         number = self.next_id
         flat = [part for k, v in kwargs.items() for part in (k, self.encode(v))]
         request = {"id": number, "op": "callback", "cb": ident, "method": method}
-        self.sock.sendall(crossing.frame({**request, "args": [self.encode(a) for a in args], "kwargs": flat}))
+        self._sendall(crossing.frame({**request, "args": [self.encode(a) for a in args], "kwargs": flat}))
         while True:
             message = self.receive()
             if not message.is_reply:

@@ -93,3 +93,22 @@ def test_the_listing_collects_each_phase_as_the_reference_reaches_it(tmp_path: P
     ]
     starter = collect(challenge, grading_environment([]), challenge.workspace)
     assert starter.errors["phase2"] == ["test_later.py: ModuleNotFoundError: No module named 'later'"]
+
+
+def test_collections_of_one_key_at_once_in_one_process_all_land(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calibration collects the same phases from several threads at once: each writes the cache
+    under a name of its own, so none loses its file to another's rename (a shared
+    ``<pid>.tmp`` did: FileNotFoundError in CI)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("CHANGEUP_CACHE", str(tmp_path / "cache"))
+    root = challenge_with_options(tmp_path)
+    challenge = load_challenge(root)
+    environment = grading_environment([])
+    with ThreadPoolExecutor(4) as pool:
+        runs = [pool.submit(collect, challenge, environment, challenge.workspace) for _ in range(4)]
+        listings = [run.result() for run in runs]
+    assert all(listing.tests == listings[0].tests for listing in listings)
+    assert [p.suffix for p in (tmp_path / "cache" / "collect").iterdir()] == [".json"]

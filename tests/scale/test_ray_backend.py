@@ -183,7 +183,8 @@ def test_a_session_past_its_timeout_is_cancelled_by_force_with_its_process_tree(
             "the agent at work",
             lambda: delivered(cluster, "head", gate) or delivered(cluster, "second", gate),
         )
-        assert marked(str(gate)), "the waiting agent's processes are not to be seen"
+        # The briefing is logged as delivered just before the agent's process starts: wait for it.
+        wait_for("the waiting agent's processes", lambda: marked(str(gate)))
         assert driver.wait(timeout=600) == 1, (tmp_path / "driver.log").read_text()
     finally:
         if driver.poll() is None:
