@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.grading.runtime import runtime_for
 from orchestrator.grading.venvs import cache_root, grading_environment
 from tests.challenges import without_deadline
 from tests.cli import REPO
@@ -43,8 +44,10 @@ def agent(script: str) -> str:
 @needs_bubblewrap
 @needs_root
 def test_the_host_is_byte_identical_after_an_agent_tried_to_write_it(tmp_path: Path) -> None:
-    """/usr, the grading interpreter's site-packages, ~/.gitconfig, the environment cache, another
-    run's folder and the host's /tmp: hashed before and after an agent aims at each of them."""
+    """/usr, the grading interpreter's site-packages, ~/.gitconfig, the cached grading environment and
+    private runtime the run uses, another run's folder and the host's /tmp: hashed before and after
+    an agent aims at each of them. (The whole cache is aimed at, but only what this run uses is
+    hashed: the cache is shared with every other run on the machine and holds gigabytes.)"""
     usr = Path("/usr/local/share/changeup-redteam")
     usr.mkdir(parents=True, exist_ok=True)
     (usr / "target.txt").write_text("left alone\n")
@@ -53,17 +56,20 @@ def test_the_host_is_byte_identical_after_an_agent_tried_to_write_it(tmp_path: P
         other_run = next((tmp_path / "elsewhere").iterdir())
         grading = grading_environment([])
         site = next(grading.prefix.glob("lib/python*/site-packages"))
+        runtime = runtime_for(grading).root
         watched = {
             "a file under /usr": usr / "target.txt",
             "a new file in /usr": Path("/usr/changeup-redteam-new.txt"),
             "the grading interpreter's site-packages": site,
             "~/.gitconfig": Path.home() / ".gitconfig",
-            "the environment cache": cache_root(),
+            "the grading environment": grading.prefix,
+            "the private runtime": runtime,
             "another run's folder": other_run,
             "the host's /tmp": Path("/tmp/changeup-redteam-host.txt"),
             "the host's /var/tmp": Path("/var/tmp/changeup-redteam-host.txt"),
         }
-        targets = [*map(str, watched.values()), str(other_run / "workspace"), str(other_run / "events.jsonl")]
+        targets = [*map(str, watched.values()), str(cache_root())]
+        targets += [str(other_run / "workspace"), str(other_run / "events.jsonl")]
         before = {name: tree_digest(path) for name, path in watched.items()}
         report, folder = run(
             TARGET,
