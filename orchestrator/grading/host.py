@@ -196,7 +196,9 @@ class Host:
             try:
                 message = self.receive()
                 if message.is_reply:
-                    raise crossing.ProtocolError(f"a reply to {message.re}, which is no request of the host's")
+                    raise crossing.ProtocolError(
+                        f"a reply to {message.re}, which is no request of the host's"
+                    )
                 self.answer(message)
             except Gone:
                 return

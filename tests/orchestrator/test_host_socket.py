@@ -55,4 +55,5 @@ def test_a_test_process_that_closes_cleanly_ends_the_host_quietly() -> None:
     assert crossing.parse(body).re == 1
     tests.close()
     thread.join(10)
-    assert not thread.is_alive() and raised == []
+    assert not thread.is_alive()
+    assert raised == []
