@@ -166,14 +166,15 @@ async def test_a_hung_call_into_an_isolated_workspace_fails_its_tests_and_the_ru
         "import time\n\ndef normalize_tags(tags):\n    time.sleep(60)\n"
     )
     tree = await runner.repo.snapshot()
-    runner.timeout = 2.0
-    with anyio.fail_after(20):
+    # Room for pytest to start on a loaded machine: the first call waits 8 s, the rest fail at once.
+    runner.timeout = 16.0
+    with anyio.fail_after(60):
         run = await runner.run(tree, ("phase1",))
-    assert run.status == "ok"
+    assert run.status == "ok", run.detail
     (phase1,) = run.phases
     assert phase1.passed == 0
     assert phase1.failed > 0
-    assert all("did not answer within 1s" in t.detail for t in phase1.tests)
+    assert all("did not answer within 8s" in t.detail for t in phase1.tests)
 
 
 async def test_command_phase_reads_any_junit(tmp_path: Path) -> None:

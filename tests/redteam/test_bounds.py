@@ -181,9 +181,9 @@ def test_code_under_test_over_its_limits_is_not_graded_ok(tmp_path: Path, flood:
         challenge, f"command:python3 {AGENTS / 'floods_under_test.py'}", tmp_path / "runs", env=env
     )
 
-    assert outcome(report) == DETECTED, report["score"]
-    assert report["score"]["grading_status"] == "over_limits"
-    assert said in report["score"]["grading_detail"]
+    score = report["score"]
+    assert (score["grading_status"], outcome(report)) == ("over_limits", DETECTED), score["grading_detail"]
+    assert said in score["grading_detail"]
     assert report["bounds"]["test_runs_over_limits"] >= 1
     graded = next(r for r in records(folder) if r["kind"] == "session.graded")
     voided = [t for p in graded["phases"] for t in p["tests"]]
