@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.matrix.cells import Cell
+from orchestrator.log.cells import Cell
 from orchestrator.matrix.journal import Journal, JournalError
 
 __all__ = [

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.session.eventlog import (
+from orchestrator.log.eventlog import (
     FORMAT,
     VERSION,
     EventLog,
@@ -19,7 +19,7 @@ from orchestrator.session.eventlog import (
     read_log,
     repair,
 )
-from orchestrator.session.records import (
+from orchestrator.log.records import (
     AgentSandboxed,
     ClockSkipped,
     Entry,
@@ -34,7 +34,7 @@ from orchestrator.session.records import (
     WorkspaceCreated,
     WorkspaceOverLimits,
 )
-from orchestrator.session.shapes import KNOWN_KINDS
+from orchestrator.log.shapes import KNOWN_KINDS
 from triggers import AgentOutput, ClockTick, FileChange, FilesChanged, PhaseResult, TestOutcome, TriggerFired
 
 

@@ -11,14 +11,15 @@ import anyio
 import pytest
 from trio.testing import MockClock
 
-from orchestrator.agents import AgentUnavailable, Message
+from orchestrator.agents import AgentUnavailable
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.policy import void
-from orchestrator.grading.testrun import TestRun
+from orchestrator.log.eventlog import EventLog, LogReader, read_log
+from orchestrator.log.records import SessionScored
+from orchestrator.log.verdicts import TestRun
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import EventLog, LogReader, read_log
+from orchestrator.seams import Message
 from orchestrator.session.loop import Outcome, Parts, Session
-from orchestrator.session.records import SessionScored
 from orchestrator.session.replay import replay_records
 from tests.fakes import FakeAgent, FakeRepo, FakeRunner, FakeWatcher, World, passes_when, tree_of
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.venvs import cache_root, grading_environment
+from orchestrator.system.venvs import cache_root, grading_environment
 from tests.challenges import without_deadline
 from tests.cli import REPO
 from tests.redteam.common import (

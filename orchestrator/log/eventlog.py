@@ -10,8 +10,8 @@ characters a terminal or viewer would act on (:data:`triggers.bounds.UNSEEN`: C1
 bidi overrides, ...) are ``\\u``-escaped as the C0 ones are: printing the log is inert.
 
 Records go in typed (``to_record()``) and come out typed: :func:`read_log` gives each line as
-an :class:`~orchestrator.session.records.Entry`. On the way, every record of a known kind is
-checked against its shape (:mod:`orchestrator.session.shapes`); a record that does not fit is
+an :class:`~orchestrator.log.records.Entry`. On the way, every record of a known kind is
+checked against its shape (:mod:`orchestrator.log.shapes`); a record that does not fit is
 an error naming its line, its kind and the field. :class:`LogReader` streams the checked JSON
 objects themselves, for replay (which decodes only what the engine reads) and for tools that
 check the format.
@@ -29,8 +29,8 @@ from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, TextIO
 
-from orchestrator.session.records import Entry, Record, decode_entry
-from orchestrator.session.shapes import CHECKS, checker, explain
+from orchestrator.log.records import Entry, Record, decode_entry
+from orchestrator.log.shapes import CHECKS, checker, explain
 from triggers import RecordError
 from triggers.bounds import UNSEEN
 

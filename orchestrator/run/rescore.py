@@ -21,19 +21,20 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orchestrator.challenge.model import Challenge
-from orchestrator.grading.testrun import PytestRunner, TestRun
-from orchestrator.grading.venvs import grading_environment
-from orchestrator.present.html_report import report_html
-from orchestrator.present.inert import markdown as inert_markdown
-from orchestrator.present.markdown import report_markdown
-from orchestrator.present.phrases import percent
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.log.eventlog import LogContents
+from orchestrator.log.records import Entry, SessionScored, graded_like
+from orchestrator.log.verdicts import TestRun
+from orchestrator.render.html_report import report_html
+from orchestrator.render.inert import markdown as inert_markdown
+from orchestrator.render.markdown import report_markdown
+from orchestrator.render.phrases import percent
+from orchestrator.run.runs import RunFolder
 from orchestrator.scoring.judge import Judge, RuleJudge
 from orchestrator.scoring.report import build_report
 from orchestrator.scoring.rubric import score_rubric
-from orchestrator.session.eventlog import LogContents
-from orchestrator.session.records import Entry, SessionScored, graded_like
-from orchestrator.session.runs import RunFolder
 from orchestrator.session.workspace import GitError, Workspace
+from orchestrator.system.venvs import grading_environment
 
 __all__ = ["Rescore", "RescoreError", "Retest", "differences", "rescore", "rescore_progress", "retests"]
 
