@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orchestrator.log.cells import Cell
-from orchestrator.matrix.journal import Journal, JournalError
+from orchestrator.log.journal import JournalError
+from orchestrator.matrix.journal import Journal
 
 __all__ = [
     "ATTEMPTS",

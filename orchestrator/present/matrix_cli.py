@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.live import Live
 
 from orchestrator.challenge.loader import ChallengeError, load_challenge
+from orchestrator.log.journal import JournalError
 from orchestrator.matrix import (
     ComparisonError,
     LocalBackend,
@@ -35,7 +36,6 @@ from orchestrator.matrix import (
 )
 from orchestrator.matrix.backends import BackendError, choose_backend
 from orchestrator.matrix.budget import make_room
-from orchestrator.matrix.journal import JournalError
 from orchestrator.matrix.ray_backend import RayBackend
 from orchestrator.matrix.review import Item, blind_order, items_of, review_diff
 from orchestrator.present.exits import BadInput, Exit

@@ -17,8 +17,8 @@ from orchestrator.log.eventlog import (
     EventLogError,
     LogReader,
     read_log,
-    repair,
 )
+from orchestrator.log.journal import repair
 from orchestrator.log.records import (
     AgentSandboxed,
     ClockSkipped,
