@@ -1,7 +1,8 @@
-"""What every agent adapter shares: messages, the mailbox, and the turn loop.
+"""What every agent adapter shares: the turn loop, and the error of an agent that cannot start.
 
 An adapter turns "deliver this message" into whatever its agent understands and reports
-``agent.*`` and ``message.delivered`` events. Messages wait in the :class:`Mailbox` until
+``agent.*`` and ``message.delivered`` events. Messages wait in the mailbox
+(:class:`~orchestrator.seams.Mailbox`, with the message and context types of the agent seam) until
 the agent's current turn ends; a message marked ``interrupt`` cancels the turn instead. A
 turn's time limit does not count the time the agent spends frozen while hidden tests run.
 """
