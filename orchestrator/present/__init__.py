@@ -4,6 +4,7 @@
 ``cli``             the ``changeup`` command and its subcommands
 ``matrix_cli``      ``changeup matrix``, ``compare`` and ``review``
 ``matrix_progress`` a matrix's progress on the terminal
+``rescore_progress`` re-scoring's progress on the terminal
 ``exits``           the one table of exit statuses
 ==================  ===========================================================================
 

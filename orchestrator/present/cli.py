@@ -27,11 +27,12 @@ from orchestrator.log.eventlog import EventLogError, LogContents, LogReader, rea
 from orchestrator.log.records import decode_entry
 from orchestrator.present.exits import EXIT_TABLE, BadInput, Exit, failures
 from orchestrator.present.matrix_cli import compare_command, review_command, run_matrix
+from orchestrator.present.rescore_progress import rescore_progress
 from orchestrator.render.inert import terminal
 from orchestrator.render.terminal import print_outcome, print_summary
 from orchestrator.render.timeline import describe, lines, play
 from orchestrator.run.logging_config import configure
-from orchestrator.run.rescore import RescoreError, rescore_progress
+from orchestrator.run.rescore import RescoreError
 from orchestrator.run.rescore import rescore as rescore_run
 from orchestrator.run.runs import RunFolder, RunRefused, open_run, run_challenge, write_reports
 from orchestrator.scoring.judge import JudgeSpecError, parse_judge
