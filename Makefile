@@ -19,6 +19,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check triggers orchestrator tests benchmarks
 	$(BIN)/ruff format --check triggers orchestrator tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 # The real agent CLIs, at their pinned versions, into .agents/ (npm under its own prefix, a venv
 # per PyPI CLI; never global). Already-installed pins are left alone. OpenHands is too large for

@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.eventlog import LogReader, read_log
 from orchestrator.scoring.report import finished
-from orchestrator.session.eventlog import LogReader, read_log
 from orchestrator.session.replay import replay_records
 
 REPO = Path(__file__).resolve().parents[1]

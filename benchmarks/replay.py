@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine import PHASES, triggers
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.eventlog import EventLog
 from orchestrator.present.cli import cli
-from orchestrator.session.eventlog import EventLog
 from triggers import (
     AgentOutput,
     AgentTurnEnded,

@@ -24,27 +24,46 @@ cluster and brings the folder back (what a runner raises when a session does not
 ``orchestrator/matrix/backends.py``). Its fake, in ``tests/fakes.py`` too, writes the run folder
 a session would.
 
+What crosses a seam is declared here too: a watcher's :class:`Batch`; the agent's
+:class:`Message` (one each), its :class:`Mailbox` and :class:`AgentContext`, and of its sandbox only
+what an adapter asks (:class:`Confinement`, the real one ``grading/agent_sandbox.py``). A test
+run's verdicts (:class:`~orchestrator.log.verdicts.TestRun`) and a session order
+(:class:`~orchestrator.log.cells.SessionOrder`) are records (:mod:`orchestrator.log`). So this
+module imports no implementation: the layers above it (``docs/architecture.md``) import it.
+
 Time is no seam: the session reads the event loop's clock (``anyio.current_time``) and sleeps on
 it, so tests run it on trio's ``MockClock``, where hours pass in milliseconds.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from orchestrator.agents.base import AgentContext, Mailbox
-    from orchestrator.challenge.model import Challenge
-    from orchestrator.grading.testrun import TestRun
-    from orchestrator.matrix.cells import SessionOrder
-    from orchestrator.session.watcher import Batch
+import anyio
 
-from orchestrator.session.workspace import EMPTY_TREE
-from triggers import CommitMade
+from orchestrator.challenge.model import Challenge
+from orchestrator.log.cells import SessionOrder
+from orchestrator.log.verdicts import TestRun
+from orchestrator.system.git import EMPTY_TREE
+from orchestrator.system.venvs import Environment
+from triggers import CommitMade, Event, FileChange, Observation
 
-__all__ = ["Agent", "Repository", "SessionRunner", "TestRunner", "Watcher"]
+__all__ = [
+    "Agent",
+    "AgentContext",
+    "Batch",
+    "Confinement",
+    "Mailbox",
+    "Message",
+    "Repository",
+    "SessionRunner",
+    "TestRunner",
+    "Watcher",
+]
 
 
 class Repository(Protocol):
@@ -81,6 +100,14 @@ class TestRunner(Protocol):
         """Test snapshot ``tree`` (never the live workspace) on ``phases``' hidden tests."""
 
 
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """One debounced batch: the files that changed, and whether a commit may have landed."""
+
+    changes: tuple[FileChange, ...]
+    git: bool = False
+
+
 class Watcher(Protocol):
     """A source of change batches."""
 
@@ -89,6 +116,91 @@ class Watcher(Protocol):
 
     def stop(self) -> None:
         """Ask the watcher to stop promptly (before the session cancels it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message for the agent; ``phase`` is the phase its trigger unlocked, if any."""
+
+    number: int
+    trigger: str
+    kind: str
+    text: str
+    interrupt: bool = False
+    phase: str | None = None
+
+
+class Confinement(Protocol):
+    """What an agent adapter asks of the agent's sandbox (``grading/agent_sandbox.py``)."""
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` confined as the agent."""
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` as the agent gets it: its private HOME and temporary folder."""
+
+    def excluding_frozen(self, clock: anyio.CancelScope) -> contextlib.AbstractContextManager[None]:
+        """For the block, ``clock``'s deadline does not count the time the agent is frozen."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """Where the agent works and how it reports back. ``emit`` stamps times on receipt."""
+
+    workspace: Path
+    folder: Path  # the run's agent/ folder, for message files and transcripts
+    challenge: Challenge
+    emit: Callable[[Event | Observation], None]
+    turn_limit: float | None = None
+    log: Any = None
+    #: the agent's own environment, first on its PATH (None: the PATH as it is)
+    environment: Environment | None = None
+    #: the run's agent sandbox (None: commands run as they are, as in tests of the loop)
+    sandbox: Confinement | None = None
+
+    def command(self, argv: list[str]) -> list[str]:
+        """``argv`` as the agent's sandbox runs it."""
+        return self.sandbox.command(argv) if self.sandbox is not None else list(argv)
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` as the agent's sandbox gives it (its private HOME and temporary folder)."""
+        return self.sandbox.env(env) if self.sandbox is not None else env
+
+    def excluding_frozen(self, clock: anyio.CancelScope) -> contextlib.AbstractContextManager[None]:
+        """For the block, ``clock``'s deadline does not count the time the agent is frozen."""
+        return self.sandbox.excluding_frozen(clock) if self.sandbox is not None else contextlib.nullcontext()
+
+
+class Mailbox:
+    """Messages waiting for the agent; the session puts, the adapter takes."""
+
+    def __init__(self) -> None:
+        self._waiting: list[Message] = []
+        self._arrived = anyio.Event()
+        self._interrupt: Callable[[], None] | None = None
+
+    def put(self, message: Message) -> None:
+        """Queue ``message``; if it interrupts, cancel the turn under way."""
+        self._waiting.append(message)
+        self._arrived.set()
+        if message.interrupt and self._interrupt is not None:
+            self._interrupt()
+
+    async def take_all(self) -> list[Message]:
+        """Wait for at least one message; return every message waiting."""
+        while not self._waiting:
+            await self._arrived.wait()
+            self._arrived = anyio.Event()
+        taken, self._waiting = self._waiting, []
+        return taken
+
+    def pending(self) -> int:
+        """How many messages wait."""
+        return len(self._waiting)
+
+    def on_interrupt(self, callback: Callable[[], None] | None) -> None:
+        """Set what an interrupting message does to the turn under way."""
+        self._interrupt = callback
 
 
 class Agent(Protocol):

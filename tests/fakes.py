@@ -20,11 +20,11 @@ from typing import Any
 
 import anyio
 
-from orchestrator.agents import AgentContext, Message, TurnAgent
-from orchestrator.grading.testrun import TestRun
-from orchestrator.matrix.cells import SessionOrder
-from orchestrator.session.watcher import Batch
-from orchestrator.session.workspace import EMPTY_TREE
+from orchestrator.agents import TurnAgent
+from orchestrator.log.cells import SessionOrder
+from orchestrator.log.verdicts import TestRun
+from orchestrator.seams import AgentContext, Batch, Message
+from orchestrator.system.git import EMPTY_TREE
 from triggers import CommitMade, FileChange, PhaseResult
 
 Verdict = Callable[[dict[str, str], str], tuple[int, int]]

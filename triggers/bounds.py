@@ -4,7 +4,7 @@ An agent controls much of what a session records: its output, its commit subject
 names, the messages its code puts into a failing assertion. None of that may make a record, the
 log, or the memory of whatever reads it grow without bound. So each such field of a record type
 names its cap, and the record's constructor applies it (``bounds`` on the record types in
-:mod:`triggers.records` and :mod:`orchestrator.session.records`): one mechanism, wherever the
+:mod:`triggers.records` and :mod:`orchestrator.log.records`): one mechanism, wherever the
 record is made. A text over its cap keeps its head and ends in a marker that says how big it was::
 
     Fix the parser AAAAAAAAAAAAAAAAAAAAAAAA… [truncated: 209,715,327 bytes]

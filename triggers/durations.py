@@ -6,7 +6,15 @@ import math
 import re
 from decimal import Decimal
 
-__all__ = ["UNITS", "DurationError", "format_duration", "format_moment", "parse_duration", "plain_decimal"]
+__all__ = [
+    "UNITS",
+    "DurationError",
+    "clock",
+    "format_duration",
+    "format_moment",
+    "parse_duration",
+    "plain_decimal",
+]
 
 #: Seconds per unit. ``m`` and ``min`` are both minutes; there is no month.
 UNITS: dict[str, float] = {
@@ -86,3 +94,17 @@ def format_moment(seconds: float) -> str:
         return f"{millis}ms" if millis * _MILLISECOND == rounded else f"{rounded!r}s"
     rounded = round(seconds, 3)
     return format_duration(rounded) if rounded > 0 else "0s"
+
+
+def clock(seconds: float | None, *, hundredths: bool = False) -> str:
+    """A moment of the run: ``754.2`` → ``12:34`` (``h:mm:ss`` past an hour); None → ``—``.
+
+    ``hundredths`` adds them (``12:34.20``), for timelines where order within a second matters.
+    """
+    if seconds is None:
+        return "—"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+    return text + f".{int((seconds - whole) * 100):02d}" if hundredths else text

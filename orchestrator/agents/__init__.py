@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from orchestrator.agents.base import (
-    AgentContext,
-    AgentUnavailable,
-    Mailbox,
-    Message,
-    TurnAgent,
-)
+from orchestrator.agents.base import AgentUnavailable, TurnAgent
 from orchestrator.agents.human import HumanAgent
 from orchestrator.agents.impostor import IMPOSTORS, ImpostorAgent
 from orchestrator.agents.inbox import InboxAgent
@@ -23,15 +17,12 @@ __all__ = [
     "IMPOSTORS",
     "PRESETS",
     "SPEC_HELP",
-    "AgentContext",
     "AgentSpecError",
     "AgentUnavailable",
     "CommandAgent",
     "HumanAgent",
     "ImpostorAgent",
     "InboxAgent",
-    "Mailbox",
-    "Message",
     "PresetAgent",
     "ProcessAgent",
     "ScriptedAgent",

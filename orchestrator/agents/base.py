@@ -1,27 +1,21 @@
-"""What every agent adapter shares: messages, the mailbox, and the turn loop.
+"""What every agent adapter shares: the turn loop, and the error of an agent that cannot start.
 
 An adapter turns "deliver this message" into whatever its agent understands and reports
-``agent.*`` and ``message.delivered`` events. Messages wait in the :class:`Mailbox` until
+``agent.*`` and ``message.delivered`` events. Messages wait in the mailbox
+(:class:`~orchestrator.seams.Mailbox`, with the message and context types of the agent seam) until
 the agent's current turn ends; a message marked ``interrupt`` cancels the turn instead. A
 turn's time limit does not count the time the agent spends frozen while hidden tests run.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
 import anyio
 
 from orchestrator.challenge.model import Challenge
-from orchestrator.grading.agent_sandbox import AgentSandbox
-from orchestrator.grading.venvs import Environment
-from triggers import AgentStarted, AgentTurnEnded, Event, MessageDelivered, Observation
+from orchestrator.seams import AgentContext, Mailbox, Message
+from triggers import AgentStarted, AgentTurnEnded, MessageDelivered
 
-__all__ = ["AgentContext", "AgentUnavailable", "Mailbox", "Message", "TurnAgent"]
+__all__ = ["AgentUnavailable", "TurnAgent"]
 
 
 class AgentUnavailable(RuntimeError):
@@ -29,78 +23,6 @@ class AgentUnavailable(RuntimeError):
 
     Raised by :meth:`Agent.preflight` before a run folder exists (the run is refused), or
     when the agent starts (the run is invalid)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """A message for the agent; ``phase`` is the phase its trigger unlocked, if any."""
-
-    number: int
-    trigger: str
-    kind: str
-    text: str
-    interrupt: bool = False
-    phase: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AgentContext:
-    """Where the agent works and how it reports back. ``emit`` stamps times on receipt."""
-
-    workspace: Path
-    folder: Path  # the run's agent/ folder, for message files and transcripts
-    challenge: Challenge
-    emit: Callable[[Event | Observation], None]
-    turn_limit: float | None = None
-    log: Any = None
-    #: the agent's own environment, first on its PATH (None: the PATH as it is)
-    environment: Environment | None = None
-    #: the run's agent sandbox (None: commands run as they are, as in tests of the loop)
-    sandbox: AgentSandbox | None = None
-
-    def command(self, argv: list[str]) -> list[str]:
-        """``argv`` as the agent's sandbox runs it."""
-        return self.sandbox.command(argv) if self.sandbox is not None else list(argv)
-
-    def env(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` as the agent's sandbox gives it (its private HOME and temporary folder)."""
-        return self.sandbox.env(env) if self.sandbox is not None else env
-
-    def excluding_frozen(self, clock: anyio.CancelScope) -> contextlib.AbstractContextManager[None]:
-        """For the block, ``clock``'s deadline does not count the time the agent is frozen."""
-        return self.sandbox.excluding_frozen(clock) if self.sandbox is not None else contextlib.nullcontext()
-
-
-class Mailbox:
-    """Messages waiting for the agent; the session puts, the adapter takes."""
-
-    def __init__(self) -> None:
-        self._waiting: list[Message] = []
-        self._arrived = anyio.Event()
-        self._interrupt: Callable[[], None] | None = None
-
-    def put(self, message: Message) -> None:
-        """Queue ``message``; if it interrupts, cancel the turn under way."""
-        self._waiting.append(message)
-        self._arrived.set()
-        if message.interrupt and self._interrupt is not None:
-            self._interrupt()
-
-    async def take_all(self) -> list[Message]:
-        """Wait for at least one message; return every message waiting."""
-        while not self._waiting:
-            await self._arrived.wait()
-            self._arrived = anyio.Event()
-        taken, self._waiting = self._waiting, []
-        return taken
-
-    def pending(self) -> int:
-        """How many messages wait."""
-        return len(self._waiting)
-
-    def on_interrupt(self, callback: Callable[[], None] | None) -> None:
-        """Set what an interrupting message does to the turn under way."""
-        self._interrupt = callback
 
 
 class TurnAgent:

@@ -18,8 +18,9 @@ from typing import TextIO
 
 import anyio
 
-from orchestrator.agents.base import AgentContext, Message, TurnAgent, message_text
+from orchestrator.agents.base import TurnAgent, message_text
 from orchestrator.agents.inbox import arrived, keep_inbox_out, post
+from orchestrator.seams import AgentContext, Message
 from orchestrator.system.agentfiles import AgentFolder
 from triggers.records import AgentOutput, TurnSummary
 

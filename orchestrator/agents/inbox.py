@@ -13,7 +13,8 @@ from pathlib import Path
 
 import anyio
 
-from orchestrator.agents.base import AgentContext, Message, TurnAgent, message_text
+from orchestrator.agents.base import TurnAgent, message_text
+from orchestrator.seams import AgentContext, Message
 from orchestrator.system.agentfiles import AgentFileError, AgentFolder, Content
 
 __all__ = ["InboxAgent", "arrived", "exclude_inbox", "keep_inbox_out", "post"]

@@ -2,49 +2,28 @@
 
 It needs no network and no key, which is what makes ``make demo``, the end-to-end tests
 and calibration possible. For each message whose trigger unlocks a phase (the briefing
-unlocks the first) it applies ``solutions/reference/<phase>/``:
-
-1. deletes the workspace files its ``.delete`` file lists (globs, one per line);
-2. copies the folder over the workspace (its dot-files stay behind);
-3. says what ``.transcript`` holds, as the agent's own words (for judges);
-4. commits, with ``.commit-message`` as the message (default ``Implement <phase>``);
-5. applies ``.followup/`` the same way as a second commit, if there is one.
-
-A broken variant is an overlay on the reference: where it has a folder for the phase, the
-folder applied is the reference's with the variant's files laid over it (theirs win) and the
-paths its ``.omit`` list names left out, then its ``.replace`` edits made
-(``orchestrator/challenge/overlays.py``). Where it has none, the reference's is applied. A
-variant's ``.followup/`` is an overlay on the same reference folder, with an ``.omit`` of its
-own: a variant that splits the reference over two commits omits files from the first and
-lists nothing but what differs (its message, its words) in the second.
+unlocks the first) it applies the folders of ``solutions/<variant>/<phase>/``
+(``orchestrator/challenge/solutions.py`` says what a folder holds and how it is laid), says
+what its ``.transcript`` holds as the agent's own words (for judges), and commits each.
 """
 
 from __future__ import annotations
 
 import contextlib
-import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 
-from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, TurnAgent
+from orchestrator.agents.base import AgentUnavailable, TurnAgent
 from orchestrator.challenge.model import Challenge
-from orchestrator.challenge.overlays import FOLLOWUP, lay_overlay
-from orchestrator.grading.git import GitError, git_sync
+from orchestrator.challenge.solutions import TRANSCRIPT, laid_reference, lay, solution_folders
+from orchestrator.seams import AgentContext, Message
+from orchestrator.system.git import GitError, git_sync
 from triggers import AgentOutput
-from triggers.globs import compile_glob
 
-__all__ = ["DELETE_LIST", "ScriptedAgent", "apply_reference", "lay_reference"]
-
-#: In a solution phase folder: globs of workspace files to delete before copying.
-DELETE_LIST = ".delete"
-#: What the scripted agent "says" when it applies the folder.
-TRANSCRIPT = ".transcript"
-#: The commit message for the folder.
-COMMIT_MESSAGE = ".commit-message"
-_NOT_COPIED = (DELETE_LIST, TRANSCRIPT, COMMIT_MESSAGE, FOLLOWUP)
+__all__ = ["ScriptedAgent", "apply_reference"]
 
 
 class ScriptedAgent(TurnAgent):
@@ -75,28 +54,12 @@ class ScriptedAgent(TurnAgent):
             if not message.phase:
                 continue
             with tempfile.TemporaryDirectory(prefix="changeup-solution-") as scratch:
-                for source in self._commits(ctx.challenge, message.phase, Path(scratch)):
+                for source in solution_folders(ctx.challenge, self.variant, message.phase, Path(scratch)):
                     await self._apply(ctx, source, f"Implement {message.phase}")
         return 0
 
-    def _commits(self, challenge: Challenge, phase: str, scratch: Path) -> list[Path]:
-        """The folders to apply for ``phase``, a commit each: the reference's (and its follow-ups),
-        or this variant's overlays on it, written in ``scratch``."""
-        reference = challenge.solution("reference", phase)
-        overlay = challenge.solution(self.variant, phase)
-        if overlay == reference or not overlay.is_dir():
-            overlay = reference
-        folders = []
-        while overlay.is_dir():
-            if overlay.is_relative_to(reference):  # the reference's own (follow-up) folder
-                folders.append(overlay)
-            else:
-                folders.append(lay_overlay(reference, overlay, scratch / str(len(folders))))
-            overlay = overlay / FOLLOWUP
-        return folders
-
     async def _apply(self, ctx: AgentContext, source: Path, default_message: str) -> None:
-        message = _lay(ctx.workspace, source, default_message)
+        message = lay(ctx.workspace, source, default_message)
         self.rewrite(ctx.workspace)
         transcript = source / TRANSCRIPT
         if transcript.is_file():
@@ -108,48 +71,8 @@ def apply_reference(challenge: Challenge, phases: Sequence[str], workspace: Path
     """Apply the reference solution of each of ``phases`` to ``workspace`` as the scripted agent
     does, one commit per folder (its words unsaid): how a session started at a later phase
     finds its workspace (``changeup run --start-at``)."""
-    for message in _laid_reference(challenge, phases, workspace):
+    for message in laid_reference(challenge, phases, workspace):
         _commit(workspace, message)
-
-
-def lay_reference(challenge: Challenge, phases: Sequence[str], workspace: Path) -> None:
-    """Lay the reference solution of each of ``phases`` over ``workspace`` as the scripted agent
-    does, files only (no commits, so ``workspace`` need not be a repository): what the hidden
-    tests of a later phase are collected against (``grading/collect.py``)."""
-    for _ in _laid_reference(challenge, phases, workspace):
-        pass
-
-
-def _laid_reference(challenge: Challenge, phases: Sequence[str], workspace: Path) -> Iterator[str]:
-    """Lay each folder of the reference's ``phases`` in turn, yielding its commit message after each."""
-    reference = ScriptedAgent()
-    with tempfile.TemporaryDirectory(prefix="changeup-solution-") as scratch:
-        for phase in phases:
-            for source in reference._commits(challenge, phase, Path(scratch)):
-                yield _lay(workspace, source, f"Implement {phase}")
-
-
-def _lay(workspace: Path, source: Path, default_message: str) -> str:
-    """Steps 1 and 2 of applying ``source`` (its deletions, then its files); returns its commit message."""
-    deletions = source / DELETE_LIST
-    if deletions.is_file():
-        _delete(workspace, deletions.read_text().split())
-    shutil.copytree(source, workspace, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_NOT_COPIED))
-    message_file = source / COMMIT_MESSAGE
-    return message_file.read_text().strip() if message_file.is_file() else default_message
-
-
-def _delete(workspace: Path, patterns: list[str]) -> None:
-    compiled = [compile_glob(p) for p in patterns]
-    for path in sorted(workspace.rglob("*"), reverse=True):
-        relative = path.relative_to(workspace).as_posix()
-        if relative.startswith(".git/") or relative == ".git":
-            continue
-        if any(c.match(relative) for c in compiled):
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
 
 
 def _commit(workspace: Path, message: str) -> None:

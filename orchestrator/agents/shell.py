@@ -29,19 +29,13 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-from orchestrator.agents.base import (
-    AgentContext,
-    AgentUnavailable,
-    Mailbox,
-    Message,
-    TurnAgent,
-    message_text,
-)
+from orchestrator.agents.base import AgentUnavailable, TurnAgent, message_text
 from orchestrator.agents.redaction import RedactedStream, Redactor
 from orchestrator.agents.transcript import InlineBudget
 from orchestrator.challenge.model import Challenge
-from orchestrator.grading.processes import run_process_group, stop
+from orchestrator.seams import AgentContext, Mailbox, Message
 from orchestrator.system.agentfiles import AgentFolder
+from orchestrator.system.processes import run_process_group, stop
 from triggers import AgentExited, AgentOutput, AgentStarted, AgentTurnEnded, MessageDelivered
 
 __all__ = ["END_MARKER", "TURN_DONE", "CommandAgent", "ProcessAgent"]

@@ -6,6 +6,8 @@
 ``semantics``  what the schema cannot say: names, conditions, tests and paths that must exist
 ``sourcemap``  positions in the YAML, and a :class:`Problem` that points at one
 ``scaffold``   ``changeup new``: a challenge skeleton that validates
-``calibrate``  the reference scores full marks; each broken variant fails what targets it
+``solutions``  the reference and broken solutions as files, and laying them
+``testids``    a hidden-test folder's files and test ids, read from source
+``markers``    a test group's marker expression
 =============  ================================================================================
 """

@@ -119,7 +119,7 @@ _DURATION_SCHEMA = {
 Seconds = Annotated[float, Field(ge=0), BeforeValidator(_seconds), WithJsonSchema(_DURATION_SCHEMA)]
 Identifier = Annotated[str, Field(pattern=IDENTIFIER)]
 
-#: The system data a challenge can declare (``testing: data``); what each holds is ``grading/toolsets.py``'s.
+#: The system data a challenge can declare (``testing: data``); what each holds is ``system/toolsets.py``'s.
 DATA_SETS = ("zoneinfo", "ca-certificates", "locales")
 #: A program: a name found on PATH, or an absolute path (semantics checks which, and says why).
 ToolName = Annotated[str, Field(min_length=1)]

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from orchestrator.challenge.markers import GroupExpressionError, compile_markers
 from orchestrator.challenge.model import (
     DATA_SETS,
     IDENTIFIER,
@@ -29,8 +30,7 @@ from orchestrator.challenge.model import (
 from orchestrator.challenge.overlays import overlay_problems
 from orchestrator.challenge.placeholders import placeholder_problems
 from orchestrator.challenge.sourcemap import Path_, Problem, SourceMap, load_yaml
-from orchestrator.grading.groups import GroupExpressionError, compile_markers
-from orchestrator.grading.testids import TestFileError, covers, list_tests
+from orchestrator.challenge.testids import TestFileError, covers, list_tests
 from triggers import (
     ConditionError,
     Expr,

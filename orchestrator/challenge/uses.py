@@ -32,11 +32,19 @@ from pathlib import Path, PurePosixPath
 
 from orchestrator.challenge.model import Challenge, PhaseTesting
 from orchestrator.challenge.sourcemap import Problem, SourceError, load_yaml
-from orchestrator.grading.seal import hidden_files
-from orchestrator.grading.toolsets import COMMAND_SHELL, PYTHON, Needs, resolve
-from orchestrator.grading.venvs import EnvironmentFailure
+from orchestrator.challenge.testids import hidden_files
+from orchestrator.system.toolsets import COMMAND_SHELL, PYTHON, Needs, resolve
+from orchestrator.system.venvs import EnvironmentFailure
 
-__all__ = ["Use", "declared_problems", "file_uses", "python_uses", "shell_programs", "undeclared_uses"]
+__all__ = [
+    "Use",
+    "declared_problems",
+    "file_uses",
+    "needs_of",
+    "python_uses",
+    "shell_programs",
+    "undeclared_uses",
+]
 
 _RUNS = {
     "subprocess.run",
@@ -319,3 +327,13 @@ def declared_problems(challenge: Challenge, file: Path) -> list[Problem]:
             message = f"warning: {failure}; runs here will be invalid"
             problems.append(source.problem(("challenge", *path), message))
     return problems
+
+
+def needs_of(challenge: Challenge) -> Needs:
+    """Everything any phase of ``challenge`` declares (one private root serves every phase of a
+    session), and ``sh`` when a phase is a test command."""
+    tools = [t for phase in challenge.phases for t in phase.tools]
+    if any(phase.command is not None for phase in challenge.phases):
+        tools.append(COMMAND_SHELL)
+    data = [d for phase in challenge.phases for d in phase.data]
+    return Needs(tuple(dict.fromkeys(tools)), tuple(dict.fromkeys(data)))

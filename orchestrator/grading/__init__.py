@@ -20,20 +20,19 @@
 ``canaries``       canary tests drawn like the hidden tests
 ``effects``        prohibited effects: what a run's probe watches and what it noted; ``probe``:
                    the audit hook itself, in the test process (it observes, it never blocks)
-``junit``          JUnit XML into verdicts; ``testids``: test ids, read from source
+``junit``          JUnit XML into verdicts; ``caseids``: the declared test ids against the collection
 ``verifier``       a ``command:`` phase run as its task's verifier: its mounts (``/app``,
                    ``/tests``, ``/logs/verifier``) and its result (JUnit, reward.json, reward.txt)
 ``seal``           the hidden tests' seals and the final checks
-``venvs``          the grading and agent virtual environments: built once, read-only, sealed
-``runtime``        the private runtime a hidden test run sees instead of the machine
 ``sandbox``        bubblewrap for hidden tests (and the weaker fallbacks), the kinds, the limits
 ``agent_sandbox``  the agent's allow-list sandbox, its private HOME and its shares, its freezing
 ``bounds``         both sides' limits: the agent's and each test run's control group, their sizes
-``processes``      child processes that die with their run; ``reaper`` outside bubblewrap
-``git``            the neutral git: nothing of the agent's runs on the host
 =================  ============================================================================
+
+The plumbing it shares with the agents (processes, the neutral git, environments, the private
+runtime and its toolsets) is in :mod:`orchestrator.system`; the layers are in docs/architecture.md.
 """
 
-from orchestrator.grading.policy import CLEAN, STATUSES, Status, counts, void
+from orchestrator.grading.policy import CLEAN, counts, void
 
-__all__ = ["CLEAN", "STATUSES", "Status", "counts", "void"]
+__all__ = ["CLEAN", "counts", "void"]

@@ -35,7 +35,6 @@ from typing import Any
 import anyio
 
 from orchestrator.grading.bounds import MB, Bounds
-from orchestrator.grading.processes import reaped
 from orchestrator.grading.sandbox import (
     DROP_TO_USER,
     NAMESPACES,
@@ -47,6 +46,7 @@ from orchestrator.grading.sandbox import (
 )
 from orchestrator.system.agentfiles import AgentFolder
 from orchestrator.system.cgroups import Cgroup
+from orchestrator.system.processes import reaped
 
 __all__ = ["AGENT_HOME", "AGENT_USER", "AgentSandbox", "AgentView", "Frozen", "Share", "program_shares"]
 

@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.challenge.testids import test_files
 from orchestrator.grading.disguise import Disguise, disguise
-from orchestrator.grading.testids import test_files
 
 __all__ = ["Canaries", "plant_canaries"]
 

@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.agents.scripted import lay_reference
 from orchestrator.challenge.model import Challenge, Phase, challenge_digest
+from orchestrator.challenge.solutions import lay_reference
+from orchestrator.challenge.testids import hidden_files
 from orchestrator.grading.harness import (
     BOOTSTRAP,
     HARNESS,
@@ -35,8 +36,8 @@ from orchestrator.grading.harness import (
     copy_harness,
     pytest_args,
 )
-from orchestrator.grading.seal import INI, hidden_files, support_files
-from orchestrator.grading.venvs import Environment, cache_root, seal_of
+from orchestrator.grading.seal import INI, support_files
+from orchestrator.system.venvs import Environment, cache_root, seal_of
 
 __all__ = ["Collection", "CollectionError", "collect", "listing"]
 

@@ -21,7 +21,7 @@ import re
 import shutil
 from collections.abc import Collection, Sequence
 
-from orchestrator.grading.toolsets import KITS, PYTHON
+from orchestrator.system.toolsets import KITS, PYTHON
 from triggers import PhaseResult, TestOutcome
 
 __all__ = ["annotate", "missing", "missing_in", "run_note"]

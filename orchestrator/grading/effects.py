@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from orchestrator.log.records import Effect
 
 if TYPE_CHECKING:
     from orchestrator.grading.sandbox import Places
 
-__all__ = ["EFFECTS", "PROBE", "Effect", "probe_settings", "read_effects"]
+__all__ = ["EFFECTS", "PROBE", "probe_settings", "read_effects"]
 
 #: The probe's own source (a script, loaded by the bootstrap in the test process).
 PROBE = Path(__file__).with_name("probe.py")
@@ -43,16 +44,6 @@ PROBE = Path(__file__).with_name("probe.py")
 EFFECTS = "effects.jsonl"
 #: The most distinct effects one run notes (the first ones: they say enough).
 MOST = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Effect:
-    """One prohibited effect a hidden test run attempted: which, what exactly, and during which test
-    (``phase/file.py::test``; ``""`` while the tests were being collected)."""
-
-    effect: str
-    detail: str
-    test: str = ""
 
 
 def probe_settings(prohibited: Sequence[str], places: Places, junit: str = "junit.xml") -> dict[str, Any]:

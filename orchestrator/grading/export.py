@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 
 from orchestrator.seams import Repository
-from orchestrator.session.workspace import EMPTY_TREE
+from orchestrator.system.git import EMPTY_TREE
 
 __all__ = ["KeptExport"]
 

@@ -15,39 +15,18 @@ would let ``pytest.param(..., marks=...)`` say the wrong thing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 
 from _pytest.mark.expression import Expression
 
+from orchestrator.challenge.markers import compile_markers
 from orchestrator.challenge.model import Challenge, Group
 from orchestrator.grading.collect import listing
-from orchestrator.grading.venvs import Environment
+from orchestrator.system.venvs import Environment
 from triggers import GroupResult, TestOutcome
 
-__all__ = ["GroupExpressionError", "Membership", "compile_markers", "membership"]
-
-
-#: A marker name followed by ``(``: its arguments, which a collection does not keep.
-_CALL = re.compile(r"(?:^|[\s(])(?!(?:and|or|not)\s*\()[^\s()]+\s*\(")
-
-
-class GroupExpressionError(ValueError):
-    """A group's ``markers:`` is not a marker expression this grader can evaluate."""
-
-
-def compile_markers(text: str) -> Expression:
-    """pytest's own ``-m`` expression for ``text``; marker arguments (``name(key=1)``) are refused:
-    a collection keeps only marker names."""
-    try:
-        expression = Expression.compile(text)
-    except SyntaxError as error:
-        why = f"not a pytest marker expression: {error.msg} (column {error.offset})"
-        raise GroupExpressionError(why) from None
-    if _CALL.search(text):
-        raise GroupExpressionError("marker arguments (name(key=value)) cannot be matched: use marker names")
-    return expression
+__all__ = ["Membership", "membership"]
 
 
 def _matches(expression: Expression, markers: frozenset[str]) -> bool:

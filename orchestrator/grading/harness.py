@@ -37,8 +37,8 @@ from typing import Any
 
 from orchestrator.grading.canaries import Canaries
 from orchestrator.grading.junit import JUnitError, Verdict, read_junit
-from orchestrator.grading.policy import Status
-from orchestrator.grading.processes import Finished
+from orchestrator.log.verdicts import Status
+from orchestrator.system.processes import Finished
 
 __all__ = [
     "BOOTSTRAP",

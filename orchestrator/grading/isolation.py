@@ -36,10 +36,10 @@ from typing import Any
 import anyio
 
 from orchestrator.challenge.model import Challenge, Phase
-from orchestrator.grading.processes import GRACE, stop
-from orchestrator.grading.runtime import Runtime
 from orchestrator.grading.sandbox import Places, Sandbox, SandboxUser
-from orchestrator.grading.venvs import Environment
+from orchestrator.system.processes import GRACE, stop
+from orchestrator.system.runtime import Runtime
+from orchestrator.system.venvs import Environment
 
 __all__ = [
     "CROSSING",

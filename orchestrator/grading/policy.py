@@ -1,6 +1,6 @@
 """Which verdicts count: the one policy every consumer of a grading asks.
 
-A hidden test run ends in one of these statuses:
+A hidden test run ends in one of these statuses (``Status``, in ``log/verdicts.py``):
 
 =============== ==========================================================================
 ``ok``          a clean run: pytest ran to its end and exited pass (0) or fail (1), its
@@ -28,14 +28,12 @@ reused for an equal snapshot; anything else is tested again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
+from orchestrator.log.verdicts import Status
 from triggers import GroupResult, PhaseResult, TestOutcome
 
-__all__ = ["CLEAN", "STATUSES", "Status", "counts", "void"]
+__all__ = ["CLEAN", "counts", "void"]
 
-Status = Literal["ok", "timeout", "tampered", "invalid", "refused", "over_limits"]
-STATUSES: tuple[Status, ...] = ("ok", "timeout", "tampered", "invalid", "refused", "over_limits")
 CLEAN: Status = "ok"
 
 _WHY = {

@@ -47,9 +47,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
-from orchestrator.grading.processes import reaped
-from orchestrator.grading.runtime import TEST_USER, Runtime
-from orchestrator.grading.venvs import Environment
+from orchestrator.system.processes import reaped
+from orchestrator.system.runtime import TEST_USER, Runtime
+from orchestrator.system.venvs import Environment
 
 __all__ = [
     "INSIDE",

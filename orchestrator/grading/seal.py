@@ -18,20 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.challenge.model import Challenge, challenge_digest
-from orchestrator.grading.venvs import check_seal
+from orchestrator.challenge.testids import hidden_files
+from orchestrator.system.venvs import check_seal
 
-__all__ = ["INI", "SUPPORT", "Seals", "hidden_files", "support_files"]
-
-
-def hidden_files(folder: Path) -> Iterator[tuple[str, bytes]]:
-    """Each file of a hidden test folder (relative path, bytes), sorted; links and caches skipped."""
-    if not folder.is_dir():
-        return
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if "__pycache__" in relative.parts or path.is_symlink() or not path.is_file():
-            continue
-        yield relative.as_posix(), path.read_bytes()
+__all__ = ["INI", "SUPPORT", "Seals", "support_files"]
 
 
 #: The seal's name for the files of ``testing: support`` and ``testing: ini`` (a dot: never a phase id).

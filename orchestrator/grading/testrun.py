@@ -32,7 +32,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -40,11 +40,13 @@ import anyio
 import structlog
 
 from orchestrator.challenge.model import Challenge, Phase
+from orchestrator.challenge.testids import covers, hidden_files, list_tests
+from orchestrator.challenge.uses import needs_of
 from orchestrator.grading.bounds import RunGroup, SessionGroups, test_bounds
 from orchestrator.grading.canaries import Canaries, plant_canaries
 from orchestrator.grading.collect import CollectionError
 from orchestrator.grading.diagnosis import annotate, missing, run_note
-from orchestrator.grading.effects import EFFECTS, PROBE, Effect, probe_settings, read_effects
+from orchestrator.grading.effects import EFFECTS, PROBE, probe_settings, read_effects
 from orchestrator.grading.export import KeptExport
 from orchestrator.grading.groups import Membership, membership
 from orchestrator.grading.harness import (
@@ -70,14 +72,9 @@ from orchestrator.grading.isolation import (
     workspace_owner,
 )
 from orchestrator.grading.junit import Verdict
-from orchestrator.grading.policy import Status, counts, void
-from orchestrator.grading.processes import Finished, run_process_group
-from orchestrator.grading.runtime import Runtime, runtime_for
+from orchestrator.grading.policy import counts, void
 from orchestrator.grading.sandbox import INSIDE, Mount, Places, Sandbox, detect_sandbox
-from orchestrator.grading.seal import INI, SUPPORT, hidden_files, support_files
-from orchestrator.grading.testids import covers, list_tests
-from orchestrator.grading.toolsets import Toolset, needs_of, resolve
-from orchestrator.grading.venvs import Environment, EnvironmentFailure
+from orchestrator.grading.seal import INI, SUPPORT, support_files
 from orchestrator.grading.verifier import (
     JUNIT_LIMIT,
     JUNIT_NAME,
@@ -89,30 +86,22 @@ from orchestrator.grading.verifier import (
     with_output,
 )
 from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
+from orchestrator.log.records import Effect
+from orchestrator.log.verdicts import Status, TestRun
 from orchestrator.seams import Repository
 from orchestrator.system import ResultPipe
+from orchestrator.system.processes import Finished, run_process_group
+from orchestrator.system.runtime import Runtime, runtime_for
+from orchestrator.system.toolsets import Toolset, resolve
+from orchestrator.system.venvs import Environment, EnvironmentFailure
 from triggers import PhaseResult, TestOutcome
 
-__all__ = ["PytestRunner", "TestRun", "refused", "running", "superseded_by"]
+__all__ = ["PytestRunner", "refused", "running", "superseded_by"]
 
 #: How a test command drops to the test user as root under bubblewrap (copied beside the bootstrap).
 LAUNCH = Path(__file__).with_name("launch.py")
 
 logger = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class TestRun:
-    """The verdicts of one run of the hidden tests on one snapshot (void unless ``ok``)."""
-
-    __test__ = False
-
-    status: Status
-    phases: tuple[PhaseResult, ...]
-    detail: str = ""
-    seconds: float = 0.0
-    #: the prohibited effects the run attempted (``effects.py``); None: not watched
-    effects: tuple[Effect, ...] | None = None
 
 
 def superseded_by(challenge: Challenge, phases: Sequence[str]) -> set[str]:

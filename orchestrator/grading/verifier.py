@@ -60,8 +60,8 @@ from pathlib import Path, PurePosixPath
 
 from orchestrator.challenge.model import Verifier
 from orchestrator.grading.junit import JUnitError, NotJUnit, Verdict, read_junit
-from orchestrator.grading.runtime import Runtime
 from orchestrator.grading.sandbox import Mount, Sandbox, mount_problem
+from orchestrator.system.runtime import Runtime
 
 __all__ = [
     "JUNIT_LIMIT",

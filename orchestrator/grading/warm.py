@@ -7,7 +7,7 @@ interpreters that each import it again. :class:`WarmInterpreter` is changeup's h
 - :meth:`~WarmInterpreter.start` spawns it when the session starts, off the hot path; the
   first run waits for its ``ready``.
 - :meth:`~WarmInterpreter.run` asks for one run and returns how it ended
-  (:class:`~orchestrator.grading.processes.Finished`, as for a cold run), judged the same way.
+  (:class:`~orchestrator.system.processes.Finished`, as for a cold run), judged the same way.
 - :meth:`~WarmInterpreter.aclose` ends it, and every run with it, when the session ends; if
   changeup itself dies, bubblewrap's ``--die-with-parent`` takes it down.
 
@@ -30,7 +30,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from orchestrator.grading.processes import GRACE, Finished, stop
+from orchestrator.system.processes import GRACE, Finished, stop
 
 __all__ = ["ZYGOTE", "WarmFailure", "WarmInterpreter"]
 

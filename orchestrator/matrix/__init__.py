@@ -11,8 +11,8 @@ documents all of it.
 
 from __future__ import annotations
 
+from orchestrator.log.cells import Cell, SessionOrder
 from orchestrator.matrix.attempts import ATTEMPTS, Attempt, AttemptsLog
-from orchestrator.matrix.cells import Cell, SessionOrder
 from orchestrator.matrix.comparison import COMPARE_VERSION, ComparisonError, build_comparison
 from orchestrator.matrix.driver import RUNS, Results, ResultsRefused, drive, open_results
 from orchestrator.matrix.local import LocalBackend

@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.matrix.cells import Cell
-from orchestrator.matrix.journal import Journal, JournalError
+from orchestrator.log.cells import Cell
+from orchestrator.log.journal import JournalError
+from orchestrator.matrix.journal import Journal
 
 __all__ = [
     "ATTEMPTS",

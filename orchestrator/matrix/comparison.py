@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.challenge.model import PATTERNS
+from orchestrator.log.cells import cells_of
 from orchestrator.matrix.attempts import COUNTED, FAILED, NOT_VALID, AttemptsLog, counted
-from orchestrator.matrix.cells import cells_of
 from orchestrator.matrix.decision import evaluate
 from orchestrator.matrix.manifest import current_decision, read_manifest
 from orchestrator.matrix.outcomes import ComparisonError, trial_row, unrun_row

@@ -30,13 +30,9 @@ from typing import Any
 from orchestrator.matrix.attempts import COUNTED
 from orchestrator.matrix.spec import CriticalFailureBlocks, DecisionModel, FullSuccessNotLower
 from orchestrator.matrix.statistics import difference
+from orchestrator.render.phrases import trial_label
 
-__all__ = ["evaluate", "trial_label"]
-
-
-def trial_label(row: dict[str, Any]) -> str:
-    """``challenge · agent · mode · trial N``: a trial (its row's ``run`` names its run folder)."""
-    return f"{row['challenge']} · {row['agent']} · {row['mode']} · trial {row['trial']}"
+__all__ = ["evaluate"]
 
 
 def evaluate(decision: dict[str, Any], trials: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -23,9 +23,9 @@ from typing import IO, Any
 import anyio
 
 from orchestrator.agents import AgentUnavailable, parse_agent
+from orchestrator.log.cells import Cell, SessionOrder, cells_of, run_name
 from orchestrator.matrix.attempts import Attempt, AttemptsLog, Next, Status, next_attempt
 from orchestrator.matrix.backends import SessionCrashed, SessionLost, SessionTimedOut
-from orchestrator.matrix.cells import Cell, SessionOrder, cells_of, run_name
 from orchestrator.matrix.manifest import (
     build_matrix_manifest,
     current_decision,

@@ -4,21 +4,18 @@ The matrix keeps two: ``attempts.jsonl`` (every attempt of every cell) and ``rev
 (every review decision). Nothing in either is ever rewritten or erased. One ``write`` per
 line, fsynced before :meth:`Journal.append` returns, so a record a caller was told about
 survives a kill; a torn last line (the process died inside a write) is cut when the file is
-opened, as the event log does (docs/event-log.md).
+opened. Writing and repair are the event log's own (:mod:`orchestrator.log.journal`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Journal", "JournalError"]
+from orchestrator.log.journal import Appender, JournalError, repair, whole_lines
 
-
-class JournalError(ValueError):
-    """A journal that cannot be read as one: the message names the file, line and problem."""
+__all__ = ["Journal"]
 
 
 class Journal:
@@ -47,22 +44,15 @@ class Journal:
 
     def _write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        with Appender.open(self.path) as out:  # closing syncs it
+            out.write(line.encode("utf-8"))
 
     def _read(self) -> list[dict[str, Any]]:
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            # A torn last line: its writer died inside the write (or, to a reader, is still in
-            # it), so nobody was told of it.
-            cut = data.rfind(b"\n") + 1
-            if self.writer:
-                with self.path.open("r+b") as handle:
-                    handle.truncate(cut)
-            data = data[:cut]
-        lines = data.decode("utf-8").splitlines()
+        # A torn last line: its writer died inside the write (or, to a reader, is still in it),
+        # so nobody was told of it. A writer cuts it; a reader leaves it out.
+        if self.writer:
+            repair(self.path)
+        lines = whole_lines(self.path.read_bytes()).decode("utf-8").splitlines()
         if not lines:  # killed before its header was on disk: nothing was ever recorded
             if self.writer:
                 self._write({"format": self.format, "version": self.version})

@@ -1,7 +1,7 @@
 """The local backend: a matrix's sessions run on this machine, ``capacity`` at a time, each in a
 process of its own.
 
-Each attempt is one :func:`~orchestrator.session.runs.run_challenge`, as ``changeup run`` makes
+Each attempt is one :func:`~orchestrator.run.runs.run_challenge`, as ``changeup run`` makes
 it, in its own run folder under ``RESULTS/runs/``, run by a process of its own
 (``session_process.py``: a fork of a fork server, itself a fork of this process made with the
 backend, so changeup's imports are done once). This process waits for it,
@@ -10,7 +10,7 @@ session limit and ten minutes). So a session that hangs (its event loop blocked)
 no other session, nor the driver, with it: the driver goes on, and the attempt is recorded for
 what happened (``backends.py``). Sessions share nothing mutable: each has its own folder,
 workspace, snapshots and scratch space; the grading environments they share are built once and
-never changed under a running session (``grading/venvs.py``). The driver (``driver.py``) hands
+never changed under a running session (``system/venvs.py``). The driver (``driver.py``) hands
 this backend at most ``capacity`` orders at once; :meth:`LocalBackend.close` ends the fork
 server once the matrix is done.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.matrix.cells import SessionOrder
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix.session_process import run_session_process, start_sessions, wall_limit
 from orchestrator.matrix.spec import Matrix
 from orchestrator.system.forkserver import ForkServer

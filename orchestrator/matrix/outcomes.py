@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.log.cells import Cell
 from orchestrator.matrix.attempts import FAILED, Attempt
-from orchestrator.matrix.cells import Cell
 from orchestrator.matrix.review import Reviews, item_id, items_of
 
 __all__ = ["ComparisonError", "full_success", "success_after", "trial_row", "unrun_row"]

@@ -38,8 +38,8 @@ from typing import Any
 import anyio
 
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix.backends import BackendError, SessionLost, SessionTimedOut
-from orchestrator.matrix.cells import SessionOrder
 from orchestrator.matrix.parcel import pack, unpack
 from orchestrator.matrix.session_process import SessionEnd, wall_limit
 from orchestrator.matrix.spec import AgentPlan, Matrix

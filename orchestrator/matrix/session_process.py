@@ -2,7 +2,7 @@
 
 A session process is a child of a fork server (``system/forkserver.py``) that has imported
 changeup once: :func:`start_sessions` starts the server (a fork of the driver, which has, or a
-new Python under changeup's reaper, ``grading/reaper.py``, on a Ray worker), and
+new Python under changeup's reaper, ``system/reaper.py``, on a Ray worker), and
 :func:`run_session_process` forks a child of it per order, in a session and process group of
 its own, gives it the order (``cells.order_to_json``), and waits
 for it at most its wall-time limit (:func:`wall_limit`). A fork costs milliseconds where a new
@@ -61,16 +61,15 @@ from orchestrator.agents import parse_agent
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Limits
 from orchestrator.grading.agent_sandbox import Share
-from orchestrator.grading.processes import DRAIN, reaped
+from orchestrator.log.cells import SessionOrder, order_from_json, order_to_json
+from orchestrator.log.eventlog import EventLog, EventLogError
+from orchestrator.log.records import STOPPED, SessionAborted
 from orchestrator.matrix.backends import SessionCrashed, SessionFailed, SessionTimedOut
-from orchestrator.matrix.cells import SessionOrder, order_from_json, order_to_json
-from orchestrator.present.logging_config import configure
+from orchestrator.run.logging_config import configure
+from orchestrator.run.runs import run_challenge
 from orchestrator.scoring.judge import parse_judge
-from orchestrator.scoring.report import STOPPED
-from orchestrator.session.eventlog import EventLog, EventLogError
-from orchestrator.session.records import SessionAborted
-from orchestrator.session.runs import run_challenge
 from orchestrator.system.forkserver import ForkServer
+from orchestrator.system.processes import DRAIN, reaped
 
 __all__ = [
     "MARGIN",

@@ -8,7 +8,7 @@ folder's parcel. Nothing of the driver's filesystem is assumed: the challenge is
 a work folder of its own under :func:`work_root`, and the session writes its run folder there.
 
 The session runs in a child process, as every session does (``session_process.py``): under
-changeup's reaper (``grading/reaper.py``), killed with its whole tree at its limit, and nothing
+changeup's reaper (``system/reaper.py``), killed with its whole tree at its limit, and nothing
 of it outlives the host's process:
 
 - killed outright (``SIGKILL``, the OOM killer), the host's death signals the reaper (its
@@ -40,8 +40,8 @@ import anyio
 
 from orchestrator.agents import parse_agent
 from orchestrator.challenge.loader import ChallengeError, load_challenge
+from orchestrator.log.cells import SessionOrder, order_to_json
 from orchestrator.matrix.backends import SessionFailed
-from orchestrator.matrix.cells import SessionOrder, order_to_json
 from orchestrator.matrix.parcel import pack, unpack
 from orchestrator.matrix.session_process import SessionEnd, run_session_process, start_sessions
 

@@ -1,13 +1,13 @@
-"""Stage 5, presenting: the command line and everything a person reads.
+"""Stage 5, presenting: the command line, what people type.
 
 ==================  ===========================================================================
 ``cli``             the ``changeup`` command and its subcommands
+``matrix_cli``      ``changeup matrix``, ``compare`` and ``review``
+``matrix_progress`` a matrix's progress on the terminal
+``rescore_progress`` re-scoring's progress on the terminal
 ``exits``           the one table of exit statuses
-``terminal``        the summary at the end of a run, as tables on the terminal
-``markdown``        ``report.md``
-``phrases``         how every format says a value: times, scores, counts, causes, headlines
-``html_report``     the self-contained HTML report
-``timeline``        a run's timeline: when each message fired, and why
-``logging_config``  diagnostics through structlog on standard error
 ==================  ===========================================================================
+
+What it prints is rendered in :mod:`orchestrator.render`; what it runs is wired in
+:mod:`orchestrator.run`.
 """

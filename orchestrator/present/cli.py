@@ -16,31 +16,32 @@ from rich.text import Text
 
 from orchestrator.agents import PRESETS, SPEC_HELP, AgentSpecError, parse_agent
 from orchestrator.agents.presets import installed
-from orchestrator.challenge.calibrate import Check, calibrate
-from orchestrator.challenge.caseids import case_id_problems
+from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge.loader import ChallengeError, challenge_warnings, load_challenge
 from orchestrator.challenge.model import Challenge, ChallengeFile
 from orchestrator.challenge.scaffold import SCAFFOLDS, ScaffoldError, scaffold
 from orchestrator.grading.agent_sandbox import Share
-from orchestrator.grading.venvs import EnvironmentFailure
+from orchestrator.grading.caseids import case_id_problems
 from orchestrator.importers import FORMATS, ImportRefused, SourceError, import_task
+from orchestrator.log.eventlog import EventLogError, LogContents, LogReader, read_log
+from orchestrator.log.records import decode_entry
 from orchestrator.present.exits import EXIT_TABLE, BadInput, Exit, failures
-from orchestrator.present.inert import terminal
-from orchestrator.present.logging_config import configure
 from orchestrator.present.matrix_cli import compare_command, review_command, run_matrix
-from orchestrator.present.phrases import clock
-from orchestrator.present.terminal import print_outcome, print_summary
-from orchestrator.present.timeline import describe, lines, play
+from orchestrator.present.rescore_progress import rescore_progress
+from orchestrator.render.inert import terminal
+from orchestrator.render.terminal import print_outcome, print_summary
+from orchestrator.render.timeline import describe, lines, play
+from orchestrator.run.logging_config import configure
+from orchestrator.run.rescore import RescoreError
+from orchestrator.run.rescore import rescore as rescore_run
+from orchestrator.run.runs import RunFolder, RunRefused, open_run, run_challenge, write_reports
 from orchestrator.scoring.judge import JudgeSpecError, parse_judge
 from orchestrator.scoring.report import build_report, finished, messages
-from orchestrator.scoring.rescore import RescoreError, rescore_progress
-from orchestrator.scoring.rescore import rescore as rescore_run
-from orchestrator.session.eventlog import EventLogError, LogContents, LogReader, read_log
 from orchestrator.session.loop import SessionView
-from orchestrator.session.records import decode_entry
 from orchestrator.session.replay import replay_records
-from orchestrator.session.runs import RunFolder, RunRefused, open_run, run_challenge, write_reports
+from orchestrator.system.venvs import EnvironmentFailure
 from triggers import Event, RecordError
+from triggers.durations import clock
 
 __all__ = ["main"]
 

@@ -11,7 +11,9 @@ from typing import Any
 
 import click
 
-__all__ = ["EXIT_TABLE", "BadInput", "Exit", "agent_failures", "failures"]
+from orchestrator.render.phrases import agent_failures
+
+__all__ = ["EXIT_TABLE", "BadInput", "Exit", "failures"]
 
 
 class Exit(enum.IntEnum):
@@ -57,13 +59,3 @@ def failures(report: dict[str, Any]) -> list[str]:
         detail = score["grading_detail"] or f"it is {score['grading_status']}"
         found.append(f"the final grading is not clean: {detail}")
     return found + agent_failures(report)
-
-
-def agent_failures(report: dict[str, Any]) -> list[str]:
-    """Each turn, or agent process, that exited non-zero: ``the agent failed: …``."""
-    found = []
-    for turn in report["turns"]:
-        if turn["exit_code"] not in (0, None):
-            who = "its process" if turn["end"] == "exited" else "it"
-            found.append(f"the agent failed: in turn {turn['turn']} {who} exited with {turn['exit_code']}")
-    return found

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.live import Live
 
 from orchestrator.challenge.loader import ChallengeError, load_challenge
+from orchestrator.log.journal import JournalError
 from orchestrator.matrix import (
     ComparisonError,
     LocalBackend,
@@ -35,15 +36,14 @@ from orchestrator.matrix import (
 )
 from orchestrator.matrix.backends import BackendError, choose_backend
 from orchestrator.matrix.budget import make_room
-from orchestrator.matrix.journal import JournalError
 from orchestrator.matrix.ray_backend import RayBackend
 from orchestrator.matrix.review import Item, blind_order, items_of, review_diff
-from orchestrator.present.comparison_html import comparison_html
-from orchestrator.present.comparison_text import comparison_markdown, print_comparison
 from orchestrator.present.exits import BadInput, Exit
-from orchestrator.present.inert import json_text, terminal
-from orchestrator.present.logging_config import configure
 from orchestrator.present.matrix_progress import MatrixProgress, progress_line
+from orchestrator.render.comparison_html import comparison_html
+from orchestrator.render.comparison_text import comparison_markdown, print_comparison
+from orchestrator.render.inert import json_text, terminal
+from orchestrator.run.logging_config import configure
 
 __all__ = ["compare_command", "review_command", "run_matrix", "write_comparison"]
 

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.matrix.progress import Tally
-from orchestrator.present.phrases import duration
+from orchestrator.render.phrases import duration
 
 __all__ = ["MatrixProgress", "progress_line"]
 

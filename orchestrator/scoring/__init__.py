@@ -5,10 +5,10 @@
 ``rubric``     the weighted rubric and its items
 ``checks``     the checks a rubric item can name (evolution, protection, removal)
 ``judge``      the optional model judge of free-form rubric items
-``rescore``    grading a run again from its stored snapshots
 ``manifest``   the frozen record of what ran: versions, options, hashes
 ``scope``      files changed outside ``allowed_paths``: reported, never scored
 =============  ================================================================================
 
-Stage 3, grading (:mod:`orchestrator.grading`), decides which verdicts count.
+Stage 3, grading (:mod:`orchestrator.grading`), decides which verdicts count; re-scoring a run
+folder is a run of its own (:mod:`orchestrator.run.rescore`).
 """

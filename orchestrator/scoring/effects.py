@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from orchestrator.challenge.model import Challenge
-from orchestrator.session.records import EffectFinding, Entry, SessionEffects, TestsEffects, graded_like
+from orchestrator.log.records import EffectFinding, Entry, SessionEffects, TestsEffects, graded_like
 
 __all__ = ["effects_record"]
 

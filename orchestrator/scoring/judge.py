@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.challenge.model import Criterion
-from orchestrator.grading.processes import reaped, run_process_group
+from orchestrator.system.processes import reaped, run_process_group
 
 __all__ = ["CommandJudge", "Judge", "JudgeSpecError", "RuleJudge", "Verdict", "parse_judge"]
 

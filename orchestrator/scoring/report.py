@@ -7,16 +7,13 @@ versioned and documented in docs/report.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading import counts
-from orchestrator.present.phrases import clock
-from orchestrator.scoring.groups import full_marks, group_rows, scored
-from orchestrator.session.eventlog import LogContents
-from orchestrator.session.records import (
+from orchestrator.log.eventlog import LogContents
+from orchestrator.log.records import (
     AgentFrozen,
     AgentOverLimits,
     Entry,
@@ -26,7 +23,9 @@ from orchestrator.session.records import (
     SessionScope,
     SessionScored,
     WorkspaceCreated,
+    abort_detail,
 )
+from orchestrator.scoring.groups import full_marks, group_rows, scored
 from triggers import (
     AgentExited,
     AgentTurnEnded,
@@ -40,13 +39,12 @@ from triggers import (
     TriggerFired,
     TriggerPending,
 )
+from triggers.durations import clock
 from triggers.records import TurnSummary
 
 __all__ = [
     "REPORT_VERSION",
-    "STOPPED",
     "USAGE_FIGURES",
-    "abort_detail",
     "build_report",
     "finished",
     "messages",
@@ -59,19 +57,6 @@ USAGE_FIGURES = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_wr
 
 def _fraction(passed: int, total: int) -> dict[str, Any]:
     return {"passed": passed, "total": total}
-
-
-#: How a cancellation is recorded (``repr`` of the exception): it says nothing to a person.
-#: The ``session.aborted`` detail of a run stopped by Ctrl-C or a cancellation.
-STOPPED = "stopped by Ctrl-C (or a cancellation) before the session ended"
-_CANCELLED = re.compile(r"^(KeyboardInterrupt|CancelledError|Cancelled)\(.*\)$", re.DOTALL)
-
-
-def abort_detail(status: str, detail: str) -> str:
-    """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
-    if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
-        return STOPPED  # logs written before the detail was put in words hold a repr
-    return detail
 
 
 def finished(entries: Sequence[Entry]) -> bool:

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.challenge.model import Challenge, Criterion
+from orchestrator.log.records import Criterion as Scored
+from orchestrator.log.records import Entry, SessionGraded, WorkspaceCreated, graded_like
 from orchestrator.scoring.checks import CHECKS, Evidence
 from orchestrator.scoring.groups import full_marks, scored
 from orchestrator.scoring.judge import Judge
-from orchestrator.session.records import Criterion as Scored
-from orchestrator.session.records import Entry, SessionGraded, WorkspaceCreated, graded_like
 from orchestrator.session.workspace import OverLimits, Workspace
 from triggers import AgentOutput, PhaseResult, TestsResult
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from orchestrator.challenge.model import Challenge
+from orchestrator.log.records import Entry, ScopeFinding, SessionScope, WorkspaceCreated, graded_like
 from orchestrator.seams import Repository
-from orchestrator.session.records import Entry, ScopeFinding, SessionScope, WorkspaceCreated, graded_like
 from triggers.globs import compile_glob
 
 __all__ = ["outside", "scope_record"]

@@ -2,12 +2,12 @@
 
 =============  ================================================================================
 ``loop``       the session loop: events into the engine, its actions out to the world
-``runs``       run folders: what a run keeps, how a run is set up, refused or ended
 ``watcher``    the workspace's changes, debounced into batches (watchfiles)
 ``workspace``  the shadow git repository: snapshots, exports, diffs, the agent's commits
-``eventlog``   the append-only log: its records, their types, writing and streaming reads
 ``replay``     re-deciding every trigger from a log, and where it disagrees
 =============  ================================================================================
 
-The seams the loop talks through are declared in :mod:`orchestrator.seams`.
+The seams the loop talks through are declared in :mod:`orchestrator.seams`; the log it writes
+is :mod:`orchestrator.log`; a whole run (parts, session, scores, reports) is wired in
+:mod:`orchestrator.run`.
 """

@@ -23,7 +23,7 @@ import anyio
 
 from orchestrator.grading.agent_sandbox import IN_MEMORY
 from orchestrator.grading.bounds import MB, Bounds
-from orchestrator.session.records import AgentOverLimits
+from orchestrator.log.records import AgentOverLimits
 from orchestrator.system.cgroups import Cgroup
 from orchestrator.system.footprint import disk_usage, full_mounts
 

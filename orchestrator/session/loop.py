@@ -26,17 +26,14 @@ from typing import Any, Literal
 import anyio
 import structlog
 
-from orchestrator.agents import AgentContext, AgentUnavailable, Mailbox, Message
+from orchestrator.agents import AgentUnavailable
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading.agent_sandbox import AgentSandbox
 from orchestrator.grading.policy import counts, void
 from orchestrator.grading.seal import Seals
-from orchestrator.grading.testrun import TestRun, refused
-from orchestrator.grading.venvs import Environment
-from orchestrator.seams import Agent, Repository, TestRunner, Watcher
-from orchestrator.session.agent_limits import ENDS_SESSION, AgentLimitsWatch
-from orchestrator.session.eventlog import EventLog
-from orchestrator.session.records import (
+from orchestrator.grading.testrun import refused
+from orchestrator.log.eventlog import EventLog
+from orchestrator.log.records import (
     AgentFrozen,
     ClockSkipped,
     LogRecord,
@@ -47,7 +44,11 @@ from orchestrator.session.records import (
     TestsStarted,
     WorkspaceOverLimits,
 )
+from orchestrator.log.verdicts import TestRun
+from orchestrator.seams import Agent, AgentContext, Mailbox, Message, Repository, TestRunner, Watcher
+from orchestrator.session.agent_limits import ENDS_SESSION, AgentLimitsWatch
 from orchestrator.session.workspace import OverLimits
+from orchestrator.system.venvs import Environment
 from triggers import (
     BRIEFING,
     AgentExited,

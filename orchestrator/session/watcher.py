@@ -12,25 +12,17 @@ so the session can look for new commits.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.seams import Batch
 from orchestrator.session.workspace import BYTECODE, IGNORED
 from orchestrator.system.agentfiles import AgentFolder
 from orchestrator.system.folderwatch import Changed, FolderWatch
 from triggers import FileChange
 
-__all__ = ["Batch", "FsWatcher", "classify", "watched"]
+__all__ = ["FsWatcher", "classify", "watched"]
 
 _GIT_SIGNALS = (".git/HEAD", ".git/logs/HEAD")
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    """One debounced batch: the files that changed, and whether a commit may have landed."""
-
-    changes: tuple[FileChange, ...]
-    git: bool = False
 
 
 def watched(relative: str) -> bool:

@@ -13,7 +13,7 @@ environments) and bytecode, whatever the agent's ``.gitignore`` says: the hidden
 the source the agent wrote. Before each snapshot the workspace is measured against the
 challenge's limits; a workspace over them is not snapshotted (:class:`OverLimits`).
 
-Every git call goes through the neutral git (``orchestrator.grading.git``): nothing the
+Every git call goes through the neutral git (``orchestrator.system.git``): nothing the
 agent configured runs on the host. The agent's commits are read through the shadow
 repository, from a ``HEAD`` read off the agent's files, bounded as they are read: the newest
 :data:`~triggers.bounds.ITEMS` of them, each subject cut to :data:`~triggers.bounds.NAME` bytes
@@ -35,14 +35,13 @@ from typing import Any
 import anyio
 import structlog
 
-from orchestrator.grading.git import GitError, git, git_sync, read_head
 from orchestrator.system.agentfiles import AgentFolder
+from orchestrator.system.git import EMPTY_TREE, GitError, git, git_sync, read_head
 from triggers import CommitMade
 from triggers.bounds import ITEMS, NAME
 
 __all__ = [
     "BYTECODE",
-    "EMPTY_TREE",
     "HISTORY_MEMORY",
     "HISTORY_TIME",
     "IGNORED",
@@ -69,8 +68,6 @@ IGNORED = (
     ".aider.tags.cache.v4",  # Aider's repository-map cache (0.86), written into the workspace
 )
 BYTECODE = (".pyc", ".pyo")
-#: The tree of an empty folder (git knows it without storing it): an export from it writes everything.
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 #: git's heap when it reads the agent's history: a commit object bigger than this (a subject of
 #: hundreds of MiB compresses to almost nothing in the agent's store) fails to read, as git says.
@@ -317,7 +314,7 @@ class Workspace:
 
     async def _agent(self, *args: str, **bounds: Any) -> bytes:
         """Read the agent's objects through the shadow repository (its config is ours), only from
-        an object folder that is not a link; ``bounds`` as :func:`~orchestrator.grading.git.git`
+        an object folder that is not a link; ``bounds`` as :func:`~orchestrator.system.git.git`
         takes them."""
         folder = AgentFolder(self.path)
         if await folder.run(lambda: folder.kind(".git/objects")) != "folder":

@@ -12,6 +12,12 @@ does one thing to the machine and says plainly when the machine will not let it.
 - :mod:`orchestrator.system.footprint`: disk taken under folders, full private mounts.
 - :mod:`orchestrator.system.forkserver`: a process that has done its imports, forking a child per request.
 - :mod:`orchestrator.system.closure`: a program with what it needs to run (libraries, packages).
+- :mod:`orchestrator.system.processes`: child processes that die with their run; ``reaper``
+  outside bubblewrap.
+- :mod:`orchestrator.system.git`: the neutral git: nothing of the agent's runs on the host.
+- :mod:`orchestrator.system.venvs`: the grading and agent virtual environments, built once, sealed.
+- :mod:`orchestrator.system.toolsets`: the tools and system data a challenge's tests declare.
+- :mod:`orchestrator.system.runtime`: the private runtime a hidden test run sees instead of the machine.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a program needs to run, and copies of it: shared libraries, interpreters, packages' files.
 
-A private root (``grading/runtime.py``) holds copies of the files a test process may open. To
+A private root (``system/runtime.py``) holds copies of the files a test process may open. To
 find them for a program of this machine:
 
 - :func:`shared_libraries`: every library an ELF object loads, as ``ldd`` names them (the

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.session.eventlog import LogReader
+from orchestrator.log.eventlog import LogReader
 from tests.cli import REPO, changeup
 from tests.e2e.test_exit_codes import untimed
 

@@ -173,8 +173,8 @@ def test_a_harness_that_cannot_start_is_an_invalid_grading(tmp_path: Path) -> No
 
     from orchestrator.challenge.loader import load_challenge
     from orchestrator.grading.testrun import PytestRunner
-    from orchestrator.grading.venvs import Environment
     from orchestrator.session.workspace import Workspace
+    from orchestrator.system.venvs import Environment
 
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)

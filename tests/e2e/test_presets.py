@@ -20,12 +20,13 @@ from typing import Any
 import anyio
 import pytest
 
-from orchestrator.agents import AgentContext, Mailbox, Message, parse_agent
+from orchestrator.agents import parse_agent
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.grading.venvs import cache_root
+from orchestrator.log.eventlog import LogReader
 from orchestrator.scoring.manifest import write_manifest
-from orchestrator.session.eventlog import LogReader
+from orchestrator.seams import AgentContext, Mailbox, Message
 from orchestrator.session.replay import replay_records
+from orchestrator.system.venvs import cache_root
 from tests.cli import CHANGEUP, REPO, changeup, environment
 from triggers import AgentOutput, AgentTurnEnded, Event, Observation
 from triggers.records import TurnSummary

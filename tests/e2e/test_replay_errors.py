@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.present.html_report import report_html
-from orchestrator.present.markdown import report_markdown
-from orchestrator.present.timeline import describe, play
+from orchestrator.log.eventlog import EventLogError, LogReader, read_log
+from orchestrator.render.html_report import report_html
+from orchestrator.render.markdown import report_markdown
+from orchestrator.render.timeline import describe, play
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import EventLogError, LogReader, read_log
 from orchestrator.session.replay import replay_records
 from tests.cli import REPO, changeup
 from tests.e2e.test_replay import copy_log

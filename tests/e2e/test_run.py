@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.session.eventlog import LogReader
+from orchestrator.log.eventlog import LogReader
 from orchestrator.session.replay import replay_records
 from tests.cli import REPO, changeup
 from tests.servers import probe_server
@@ -266,7 +266,7 @@ def test_inbox_agent_waits_for_the_person(tmp_path: Path) -> None:
     import anyio
 
     from orchestrator.agents import InboxAgent
-    from orchestrator.session.runs import RunFolder, run_challenge
+    from orchestrator.run.runs import RunFolder, run_challenge
 
     challenge = load_challenge(REPO / "challenges/normalize-tags")
     solutions = challenge.root / "solutions" / "reference"
@@ -349,7 +349,8 @@ def test_the_inbox_stays_out_of_the_agents_commits(tmp_path: Path) -> None:
     """An agent's ``git add -A`` leaves ``.changeup/`` out: the inbox is excluded in .git/info/exclude."""
     import anyio
 
-    from orchestrator.agents import AgentContext, InboxAgent, Message
+    from orchestrator.agents import InboxAgent
+    from orchestrator.seams import AgentContext, Message
 
     workspace = tmp_path / "workspace"
     workspace.mkdir()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.session.eventlog import LogReader
+from orchestrator.log.eventlog import LogReader
 from tests.cli import CHANGEUP, REPO, changeup
 from tests.e2e.test_run import run
 from tests.processes import answers_ctrl_c

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.session.eventlog import LogReader
+from orchestrator.log.eventlog import LogReader
 from tests.e2e.test_run import run
 
 pytestmark = pytest.mark.slow

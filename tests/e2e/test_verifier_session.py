@@ -14,7 +14,7 @@ import pytest
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.sandbox import detect_sandbox
-from orchestrator.session.eventlog import LogReader
+from orchestrator.log.eventlog import LogReader
 from orchestrator.session.replay import replay_records
 from tests.cli import changeup
 

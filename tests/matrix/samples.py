@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 from trio.testing import MockClock
 
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix import Matrix, drive, load_matrix, open_results
-from orchestrator.matrix.cells import SessionOrder
 from tests.cli import REPO
 from tests.fakes import FakeSessionRunner
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.log.cells import Cell
+from orchestrator.log.journal import JournalError
 from orchestrator.matrix.attempts import Attempt, AttemptsLog, Next, counted, next_attempt
-from orchestrator.matrix.cells import Cell
-from orchestrator.matrix.journal import JournalError
 
 CELL = Cell("export-time", "v7", "evolving", 1)
 

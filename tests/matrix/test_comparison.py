@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix import Reviews, build_comparison, load_matrix, open_results
-from orchestrator.matrix.cells import SessionOrder
 from orchestrator.matrix.outcomes import full_success
 from orchestrator.matrix.review import items_of
 from tests.matrix.samples import V6_V7, matrix_file, report, results_of, v6_v7

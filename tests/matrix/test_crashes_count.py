@@ -11,11 +11,11 @@ from typing import Any
 
 from rich.console import Console
 
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix import build_comparison
 from orchestrator.matrix.backends import SessionCrashed, SessionTimedOut
-from orchestrator.matrix.cells import SessionOrder
-from orchestrator.present.comparison_html import comparison_html
-from orchestrator.present.comparison_text import agent_lines, comparison_markdown, print_comparison
+from orchestrator.render.comparison_html import comparison_html
+from orchestrator.render.comparison_text import agent_lines, comparison_markdown, print_comparison
 from tests.matrix.samples import report, results_of
 
 #: ``selective`` plays the reference but on trials 2 and 3, where it plays a broken variant.

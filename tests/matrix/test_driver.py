@@ -13,6 +13,7 @@ import pytest
 from trio.testing import MockClock
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.cells import Cell, SessionOrder
 from orchestrator.matrix import (
     Matrix,
     ResultsRefused,
@@ -23,7 +24,6 @@ from orchestrator.matrix import (
 )
 from orchestrator.matrix.attempts import Next
 from orchestrator.matrix.backends import SessionCrashed, SessionTimedOut
-from orchestrator.matrix.cells import Cell, SessionOrder
 from orchestrator.matrix.progress import Tally
 from tests.cli import REPO
 from tests.fakes import FakeSessionRunner

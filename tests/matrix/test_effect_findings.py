@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix import build_comparison
-from orchestrator.matrix.cells import SessionOrder
-from orchestrator.present.comparison_html import comparison_html
-from orchestrator.present.comparison_text import comparison_markdown
+from orchestrator.render.comparison_html import comparison_html
+from orchestrator.render.comparison_text import comparison_markdown
 from tests.matrix.samples import report, results_of
 
 FINDING = {"effect": "network", "detail": "connect to 203.0.113.7:443", "test": "phase1/t.py::a", "tests": 2}

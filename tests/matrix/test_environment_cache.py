@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.venvs import READY, cached, check_seal, freeze, grading_environment, remove, seal
+from orchestrator.system.venvs import READY, cached, check_seal, freeze, grading_environment, remove, seal
 from tests.cli import REPO, environment
 
 #: A builder: it says it is ready, waits for the word go, then asks for the grading environment.
 BUILDER = """
 import pathlib, sys, time
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.system.venvs import grading_environment
 gate = pathlib.Path(sys.argv[1])
 (gate / f"ready-{sys.argv[2]}").touch()
 while not (gate / "go").exists():

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix import ResultsRefused, build_comparison, load_matrix, open_results
-from orchestrator.matrix.cells import SessionOrder
 from orchestrator.matrix.spec import MatrixError
 from tests.matrix.samples import V6_V7, matrix_file, report, results_of
 

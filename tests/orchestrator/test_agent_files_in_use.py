@@ -17,12 +17,13 @@ import pytest
 from orchestrator.agents.inbox import INBOX_EXCLUDE, exclude_inbox
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView
 from orchestrator.grading.bounds import Bounds
-from orchestrator.grading.git import git_sync, read_head
 from orchestrator.grading.sandbox import Sandbox
+from orchestrator.seams import Batch
 from orchestrator.session import workspace as workspace_module
-from orchestrator.session.watcher import Batch, FsWatcher
+from orchestrator.session.watcher import FsWatcher
 from orchestrator.session.workspace import Workspace
 from orchestrator.system import folderwatch
+from orchestrator.system.git import git_sync, read_head
 from tests.cli import REPO
 from triggers import CommitMade, FileChange
 

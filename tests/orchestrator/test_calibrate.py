@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.challenge.calibrate import calibrate, exact_match
+from orchestrator.calibrate import calibrate, exact_match
 from orchestrator.challenge.loader import load_challenge
 from tests.cli import REPO
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.challenge.calibrate import calibrate
+from orchestrator.calibrate import calibrate
 from orchestrator.challenge.loader import load_challenge
 from tests.cli import REPO
 

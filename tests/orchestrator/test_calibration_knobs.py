@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.challenge.calibrate import Check, calibrate
+from orchestrator.calibrate import Check, calibrate
 from orchestrator.challenge.loader import load_challenge
 from tests.cli import REPO
 

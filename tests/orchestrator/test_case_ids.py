@@ -9,13 +9,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.challenge.caseids import case_id_problems
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.semantics import recheck_test_ids
-from orchestrator.grading.testids import list_tests
-from orchestrator.grading.testrun import PytestRunner, TestRun
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.challenge.testids import list_tests
+from orchestrator.grading.caseids import case_id_problems
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.log.verdicts import TestRun
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 from tests.cli import REPO
 from tests.orchestrator.test_i17_testing_options import challenge_with_options
 

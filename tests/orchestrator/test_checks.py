@@ -10,10 +10,10 @@ import pytest
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Criterion
+from orchestrator.log.records import Entry
 from orchestrator.scoring.checks import CHECKS, Evidence
 from orchestrator.scoring.judge import CommandJudge, JudgeSpecError, RuleJudge, parse_judge
 from orchestrator.scoring.rubric import collect_evidence_text, passing_share
-from orchestrator.session.records import Entry
 from tests.cli import REPO
 from triggers import AgentOutput, PhaseResult, TestOutcome
 

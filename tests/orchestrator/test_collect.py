@@ -9,7 +9,7 @@ import pytest
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.collect import CollectionError, collect, listing
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.system.venvs import grading_environment
 from tests.orchestrator.test_i17_testing_options import challenge_with_options
 
 pytestmark = pytest.mark.slow

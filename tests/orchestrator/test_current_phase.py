@@ -17,14 +17,15 @@ from rich.console import Console
 from orchestrator.challenge.loader import ChallengeError, load_challenge
 from orchestrator.challenge.model import Challenge
 from orchestrator.challenge.placeholders import fill, placeholder_problems
-from orchestrator.grading.testrun import PytestRunner, TestRun, refused
-from orchestrator.grading.venvs import grading_environment
-from orchestrator.present.markdown import report_markdown
-from orchestrator.present.terminal import print_summary
+from orchestrator.grading.testrun import PytestRunner, refused
+from orchestrator.log.eventlog import LogContents
+from orchestrator.log.records import decode_entry
+from orchestrator.log.verdicts import TestRun
+from orchestrator.render.markdown import report_markdown
+from orchestrator.render.terminal import print_summary
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import LogContents
-from orchestrator.session.records import decode_entry
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 from tests.cli import REPO
 
 NORMALIZE_TAGS = REPO / "challenges" / "normalize-tags"

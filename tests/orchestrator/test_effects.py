@@ -8,10 +8,8 @@ import pytest
 
 from orchestrator import ChallengeError, load_challenge
 from orchestrator.challenge.model import ChallengeFile
-from orchestrator.grading.effects import Effect
-from orchestrator.present.phrases import effects_line
-from orchestrator.scoring.effects import effects_record
-from orchestrator.session.records import (
+from orchestrator.log.records import (
+    Effect,
     EffectFinding,
     Entry,
     SessionEffects,
@@ -19,6 +17,8 @@ from orchestrator.session.records import (
     TestsEffects,
     decode_entry,
 )
+from orchestrator.render.phrases import effects_line
+from orchestrator.scoring.effects import effects_record
 from tests.orchestrator.test_loader import SEED_YAML, make_challenge
 
 EFFECTS_YAML = SEED_YAML.replace(

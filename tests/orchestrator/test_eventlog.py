@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.session.eventlog import (
+from orchestrator.log.eventlog import (
     FORMAT,
     VERSION,
     EventLog,
     EventLogError,
     LogReader,
     read_log,
-    repair,
 )
-from orchestrator.session.records import (
+from orchestrator.log.journal import repair
+from orchestrator.log.records import (
     AgentSandboxed,
     ClockSkipped,
     Entry,
@@ -34,7 +34,7 @@ from orchestrator.session.records import (
     WorkspaceCreated,
     WorkspaceOverLimits,
 )
-from orchestrator.session.shapes import KNOWN_KINDS
+from orchestrator.log.shapes import KNOWN_KINDS
 from triggers import AgentOutput, ClockTick, FileChange, FilesChanged, PhaseResult, TestOutcome, TriggerFired
 
 

@@ -1,5 +1,5 @@
 """The agent's git history is read bounded: each field cut as git prints it, the newest commits
-only, git's heap and time limited (``grading/git.py``'s ``git()``, ``session/workspace.py``)."""
+only, git's heap and time limited (``system/git.py``'s ``git()``, ``session/workspace.py``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.grading.git import GitError, git
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.git import GitError, git
 from triggers.bounds import ITEMS, NAME
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -23,18 +23,19 @@ from orchestrator.challenge.loader import load_challenge, validate
 from orchestrator.grading.groups import Membership
 from orchestrator.grading.policy import void
 from orchestrator.grading.seal import Seals
-from orchestrator.grading.testrun import PytestRunner, TestRun, refused
-from orchestrator.grading.venvs import grading_environment
-from orchestrator.present.html_report import report_html
-from orchestrator.present.markdown import report_markdown
-from orchestrator.present.terminal import print_summary
-from orchestrator.present.timeline import describe
+from orchestrator.grading.testrun import PytestRunner, refused
+from orchestrator.log.eventlog import LogContents
+from orchestrator.log.records import decode_entry
+from orchestrator.log.verdicts import TestRun
+from orchestrator.render.html_report import report_html
+from orchestrator.render.markdown import report_markdown
+from orchestrator.render.terminal import print_summary
+from orchestrator.render.timeline import describe
 from orchestrator.scoring.groups import full_marks, scored
 from orchestrator.scoring.report import build_report
 from orchestrator.scoring.rubric import passing_share
-from orchestrator.session.eventlog import LogContents
-from orchestrator.session.records import decode_entry
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 from tests.cli import changeup
 from tests.orchestrator.groups_challenge import groups_challenge
 from triggers import GroupResult, PhaseResult, TestOutcome

@@ -14,9 +14,10 @@ import anyio
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.grading.testrun import PytestRunner, TestRun
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.log.verdicts import TestRun
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 from tests.cli import REPO
 
 pytestmark = pytest.mark.slow

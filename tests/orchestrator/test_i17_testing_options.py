@@ -13,9 +13,10 @@ import pytest
 
 from orchestrator.challenge.loader import ChallengeError, load_challenge
 from orchestrator.grading.seal import Seals
-from orchestrator.grading.testrun import PytestRunner, TestRun
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.log.verdicts import TestRun
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 from tests.cli import REPO
 
 pytestmark = pytest.mark.slow

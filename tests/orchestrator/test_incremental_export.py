@@ -20,8 +20,8 @@ import pytest
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.testrun import PytestRunner
-from orchestrator.grading.venvs import grading_environment
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 from tests.cli import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

@@ -1,6 +1,6 @@
 """Agent text is shown, never acted on: every rendering of a run whose commit subject, file name,
 output, failing test and turn hold escape sequences, a carriage return, a bidi override, a script
-and a link (``orchestrator/present/inert.py``)."""
+and a link (``orchestrator/render/inert.py``)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from typing import Any
 from markdown_it import MarkdownIt
 from rich.console import Console
 
-from orchestrator.present.html_report import report_html
-from orchestrator.present.inert import json_text, markdown, terminal, visible
-from orchestrator.present.markdown import report_markdown
-from orchestrator.present.terminal import print_summary
-from orchestrator.present.timeline import lines
+from orchestrator.log.eventlog import EventLog, LogContents, read_log
+from orchestrator.render.html_report import report_html
+from orchestrator.render.inert import json_text, markdown, terminal, visible
+from orchestrator.render.markdown import report_markdown
+from orchestrator.render.terminal import print_summary
+from orchestrator.render.timeline import lines
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import EventLog, LogContents, read_log
 from tests.orchestrator.test_report import EXPORT_TIME, RESULT, START, criterion, log
 from triggers import CommitMade
 

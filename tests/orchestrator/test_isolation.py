@@ -18,9 +18,10 @@ from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading import isolation, testrun
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
-from orchestrator.grading.testrun import PytestRunner, TestRun
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.log.verdicts import TestRun
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

@@ -15,8 +15,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from orchestrator.grading.effects import EFFECTS, MOST, PROBE, Effect, read_effects
+from orchestrator.grading.effects import EFFECTS, MOST, PROBE, read_effects
 from orchestrator.grading.harness import BOOTSTRAP
+from orchestrator.log.records import Effect
 
 #: Run in the child before the attempts: load the probe as ``bootstrap._probe`` does.
 PROLOGUE = """

@@ -11,11 +11,11 @@ import anyio
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.grading.processes import run_process_group
 from orchestrator.grading.testrun import PytestRunner
-from orchestrator.grading.venvs import grading_environment
 from orchestrator.session.watcher import FsWatcher
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.processes import run_process_group
+from orchestrator.system.venvs import grading_environment
 from tests.cli import REPO
 from triggers import FileChange
 

@@ -8,10 +8,10 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.grading.effects import Effect
-from orchestrator.session.records import (
+from orchestrator.log.records import (
     FINDINGS,
     Criterion,
+    Effect,
     SessionAborted,
     SessionScope,
     SessionScored,

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.session.eventlog import EventLog
+from orchestrator.log.eventlog import EventLog
 from orchestrator.session.replay import _same, replay_records
 from tests.cli import REPO, changeup
 from triggers import (

@@ -9,15 +9,16 @@ import pytest
 from rich.console import Console
 
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.present.html_report import report_html
-from orchestrator.present.markdown import report_markdown
-from orchestrator.present.phrases import clock, duration
-from orchestrator.present.terminal import print_summary
-from orchestrator.present.timeline import lines
+from orchestrator.log.eventlog import LogContents
+from orchestrator.log.records import decode_entry
+from orchestrator.render.html_report import report_html
+from orchestrator.render.markdown import report_markdown
+from orchestrator.render.phrases import duration
+from orchestrator.render.terminal import print_summary
+from orchestrator.render.timeline import lines
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import LogContents
-from orchestrator.session.records import decode_entry
 from tests.cli import REPO
+from triggers.durations import clock
 
 EXPORT_TIME = load_challenge(REPO / "challenges" / "export-time")
 

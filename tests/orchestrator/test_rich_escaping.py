@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from orchestrator.challenge.calibrate import Check
+from orchestrator.calibrate import Check
 from orchestrator.matrix.progress import Tally
 from orchestrator.present.cli import calibration_table
 from orchestrator.present.matrix_progress import MatrixProgress

@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.records import Entry, SessionGraded, SessionScope, WorkspaceCreated
 from orchestrator.scoring.scope import outside, scope_record
-from orchestrator.session.records import Entry, SessionGraded, SessionScope, WorkspaceCreated
 from orchestrator.session.workspace import Workspace
 from tests.cli import REPO
 from triggers import TestsResult

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agents import AgentContext, Message, ScriptedAgent
+from orchestrator.agents import ScriptedAgent
 from orchestrator.challenge.loader import load_challenge, validate
-from orchestrator.grading.git import git_sync
+from orchestrator.seams import AgentContext, Message
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.git import git_sync
 from tests.cli import REPO
 from triggers import AgentOutput, Event, Observation
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -11,14 +10,15 @@ import anyio
 import pytest
 from trio.testing import MockClock
 
-from orchestrator.agents import AgentUnavailable, Message
+from orchestrator.agents import AgentUnavailable
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.policy import void
-from orchestrator.grading.testrun import TestRun
+from orchestrator.log.eventlog import EventLog, LogReader, read_log
+from orchestrator.log.records import SessionScored
+from orchestrator.log.verdicts import TestRun
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import EventLog, LogReader, read_log
+from orchestrator.seams import Message
 from orchestrator.session.loop import Outcome, Parts, Session
-from orchestrator.session.records import SessionScored
 from orchestrator.session.replay import replay_records
 from tests.fakes import FakeAgent, FakeRepo, FakeRunner, FakeWatcher, World, passes_when, tree_of
 
@@ -382,7 +382,7 @@ class _CountingLog(EventLog):
 
     def _write(self, *objs: dict[str, Any]) -> None:
         super()._write(*objs)
-        self.ends = [*getattr(self, "ends", []), os.lseek(self._fd, 0, os.SEEK_CUR)]
+        self.ends = [*getattr(self, "ends", []), self.path.stat().st_size]
 
 
 async def test_a_kill_between_any_two_writes_leaves_a_log_that_replays(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Declared tools and data resolved on this machine, and what each brings (``grading/toolsets.py``,
+"""Declared tools and data resolved on this machine, and what each brings (``system/toolsets.py``,
 ``system/closure.py``): real programs (``/bin/bash``, git), the real package database, no run."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.toolsets import Needs, contents, resolve
-from orchestrator.grading.venvs import EnvironmentFailure
 from orchestrator.system import debian_owner, mirror, shared_libraries, shebang
+from orchestrator.system.toolsets import Needs, contents, resolve
+from orchestrator.system.venvs import EnvironmentFailure
 
 needs_dpkg = pytest.mark.skipif(
     shutil.which("dpkg-query") is None, reason="LOUD SKIP: no Debian package database on this machine"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.agents import AgentContext, AgentSpecError, parse_agent
+from orchestrator.agents import AgentSpecError, parse_agent
 from orchestrator.agents import transcript as transcript_module
 from orchestrator.agents.presets import PRESETS, PresetAgent, with_context
 from orchestrator.agents.presets.aider import AiderText
@@ -21,10 +21,11 @@ from orchestrator.agents.presets.openhands import OpenHandsJsonl
 from orchestrator.agents.redaction import Redactor
 from orchestrator.agents.transcript import InlineBudget, LineParser, Transcript, Usage
 from orchestrator.challenge.loader import load_challenge
-from orchestrator.present.markdown import report_markdown
+from orchestrator.log.eventlog import LogContents
+from orchestrator.log.records import decode_entry
+from orchestrator.render.markdown import report_markdown
 from orchestrator.scoring.report import build_report
-from orchestrator.session.eventlog import LogContents
-from orchestrator.session.records import decode_entry
+from orchestrator.seams import AgentContext
 from tests.cli import REPO
 
 RECORDED = REPO / "tests" / "fixtures" / "agents" / "transcripts"

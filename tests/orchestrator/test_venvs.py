@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.venvs import (
+from orchestrator.system.venvs import (
     agent_environment,
     check_seal,
     grading_environment,

@@ -16,7 +16,6 @@ import pytest
 
 from orchestrator.challenge.model import Verifier
 from orchestrator.grading.junit import Verdict
-from orchestrator.grading.runtime import Runtime
 from orchestrator.grading.sandbox import Mount, Sandbox, mount_problem
 from orchestrator.grading.verifier import (
     CannotMount,
@@ -26,6 +25,7 @@ from orchestrator.grading.verifier import (
     verifier_mounts,
     with_output,
 )
+from orchestrator.system.runtime import Runtime
 
 JUNIT = '<testsuite><testcase classname="hello" name="exists"/>{more}</testsuite>'
 FAILING = '<testcase classname="hello" name="greets"><failure message="no greeting"/></testcase>'

@@ -21,9 +21,10 @@ import pytest
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
-from orchestrator.grading.testrun import PytestRunner, TestRun
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.log.verdicts import TestRun
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import grading_environment
 from tests.cli import REPO
 
 pytestmark = [
@@ -339,7 +340,7 @@ import sys, anyio
 from pathlib import Path
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.testrun import PytestRunner
-from orchestrator.grading.venvs import grading_environment
+from orchestrator.system.venvs import grading_environment
 from orchestrator.session.workspace import Workspace
 
 async def main():

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.grading.venvs import cache_root
+from orchestrator.system.venvs import cache_root
 from tests.cli import changeup
 from tests.modelserver import DIALECTS, Exchange, ModelServer, Tokens
 from tests.realcli.pins import CLIS

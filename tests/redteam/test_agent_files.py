@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.session.eventlog import read_log
+from orchestrator.log.eventlog import read_log
 from tests.cli import changeup
 from tests.redteam.common import (
     AGENTS,

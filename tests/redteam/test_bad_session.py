@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.session.eventlog import read_log
-from orchestrator.session.records import SessionAborted
+from orchestrator.log.eventlog import read_log
+from orchestrator.log.records import SessionAborted
 from tests.cli import CHANGEUP, REPO, changeup, environment
 from tests.e2e.test_matrix import log_of
 from tests.processes import answers_ctrl_c

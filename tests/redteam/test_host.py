@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.grading.runtime import runtime_for
-from orchestrator.grading.venvs import cache_root, grading_environment
+from orchestrator.system.runtime import runtime_for
+from orchestrator.system.venvs import cache_root, grading_environment
 from tests.challenges import without_deadline
 from tests.cli import REPO
 from tests.redteam.common import (

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.eventlog import EventLog, read_log
+from orchestrator.log.records import SessionAborted
 from orchestrator.scoring.report import build_report, finished
-from orchestrator.session.eventlog import EventLog, read_log
-from orchestrator.session.records import SessionAborted
 from tests.cli import CHANGEUP, REPO, environment
 
 pytestmark = pytest.mark.slow

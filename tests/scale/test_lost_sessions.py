@@ -13,9 +13,9 @@ import anyio
 from trio.testing import MockClock
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.cells import SessionOrder
 from orchestrator.matrix import Matrix, drive, matrix_from_command, open_results
 from orchestrator.matrix.backends import SessionLost
-from orchestrator.matrix.cells import SessionOrder
 from orchestrator.matrix.driver import LOST_RETRIES
 from tests.cli import REPO
 from tests.e2e.test_matrix import log_of

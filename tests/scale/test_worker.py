@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.cells import Cell, SessionOrder, order_from_json, order_to_json
 from orchestrator.matrix.backends import SessionFailed
-from orchestrator.matrix.cells import Cell, SessionOrder, order_from_json, order_to_json
 from orchestrator.matrix.parcel import pack, unpack
 from orchestrator.matrix.worker import ROOT, SessionHost, sweep
 from tests.cli import REPO

@@ -6,9 +6,9 @@ import re
 import stat
 from pathlib import Path
 
-from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
 from orchestrator.agents.transcript import LineParser, Usage, total
+from orchestrator.seams import AgentContext
 from orchestrator.system.agentfiles import AgentFolder
 
 __all__ = ["Aider", "AiderText"]

@@ -22,11 +22,12 @@ from typing import Any, ClassVar
 
 import anyio
 
-from orchestrator.agents.base import AgentContext, AgentUnavailable, Message, message_text
+from orchestrator.agents.base import AgentUnavailable, message_text
 from orchestrator.agents.redaction import Redactor, redact_file, secret_flags
 from orchestrator.agents.shell import CommandAgent, agent_env
 from orchestrator.agents.transcript import LineParser, Transcript, Usage
 from orchestrator.challenge.model import Challenge
+from orchestrator.seams import AgentContext, Message
 from triggers.records import AgentOutput, TurnSummary
 
 __all__ = [

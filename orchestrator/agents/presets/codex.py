@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
 from orchestrator.agents.transcript import LineParser, Usage, as_int, as_text, json_object, total
+from orchestrator.seams import AgentContext
 
 __all__ = ["Codex", "CodexJsonl"]
 

@@ -6,9 +6,9 @@ import json
 import re
 from typing import Any
 
-from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
 from orchestrator.agents.transcript import LineParser, Usage, as_dict, as_int, as_text, total
+from orchestrator.seams import AgentContext
 
 __all__ = ["GeminiCli", "GeminiJson"]
 

@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs, package_version_argv
 from orchestrator.agents.redaction import Redactor
 from orchestrator.agents.transcript import Usage, as_dict, as_int, as_number, as_text, total
+from orchestrator.seams import AgentContext
 from orchestrator.system.agentfiles import AgentFolder
 
 __all__ = ["MiniSweAgent", "mini_trajectory_usage"]

@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.agents.base import AgentContext
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs, package_version_argv
 from orchestrator.agents.transcript import LineParser, Usage, as_text, json_object
+from orchestrator.seams import AgentContext
 
 __all__ = ["OpenHands", "OpenHandsJsonl"]
 

@@ -2,7 +2,7 @@
 
 A shape is a record type's fields, each required or not, with the JSON type its value must
 have. Shapes are read off the typed records: ``triggers``' engine inputs, decisions and
-agent observations, and the session's own (:mod:`orchestrator.session.records`). A field
+agent observations, and the session's own (:mod:`orchestrator.log.records`). A field
 with a default is optional, and filled in when it is missing, as decoding would. Unknown
 kinds pass: a reader skips what it does not know (docs/event-log.md, Compatibility).
 
@@ -29,7 +29,7 @@ from typing import (
     is_typeddict,
 )
 
-from orchestrator.session.records import SESSION_TYPES, SessionGraded
+from orchestrator.log.records import SESSION_TYPES, SessionGraded
 from triggers import Action, Event, Observation, TestsResult
 
 __all__ = ["CHECKS", "KNOWN_KINDS", "Problem", "check_record", "checker", "explain"]

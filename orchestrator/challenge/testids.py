@@ -1,4 +1,4 @@
-"""Static listing of the pytest tests in a hidden-test folder, without importing anything.
+"""A hidden-test folder read as files: its files, and its pytest tests listed without importing anything.
 
 Test ids are ``<phase>/<file>::<test>`` (or ``<phase>/<file>::<Class>::<test>``), the form
 ``supersedes:`` and calibration ``fails:`` use. Reading the source with :mod:`ast` means a
@@ -8,9 +8,10 @@ challenge can be validated without installing what its tests import.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["TestFileError", "covers", "list_tests", "test_files"]
+__all__ = ["TestFileError", "covers", "hidden_files", "list_tests", "test_files"]
 
 
 def covers(declared: str, test_id: str) -> bool:
@@ -64,3 +65,14 @@ def list_tests(phase: str, folder: Path) -> dict[str, list[str]]:
                 ]
         out[relative] = ids
     return out
+
+
+def hidden_files(folder: Path) -> Iterator[tuple[str, bytes]]:
+    """Each file of a hidden test folder (relative path, bytes), sorted; links and caches skipped."""
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if "__pycache__" in relative.parts or path.is_symlink() or not path.is_file():
+            continue
+        yield relative.as_posix(), path.read_bytes()

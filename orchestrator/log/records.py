@@ -18,11 +18,11 @@ record type's ``bounds`` names the cap, applied as the record is made.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypedDict, get_args
 
-from orchestrator.grading.effects import Effect
 from triggers import (
     ACTION_KINDS,
     EVENT_KINDS,
@@ -37,11 +37,13 @@ from triggers import (
 from triggers.bounds import DETAIL, ITEMS, TEXT, Items, clip, head, over
 
 __all__ = [
+    "STOPPED",
     "AgentFrozen",
     "AgentOverLimits",
     "AgentSandboxed",
     "ClockSkipped",
     "Criterion",
+    "Effect",
     "EffectFinding",
     "Entry",
     "LogRecord",
@@ -60,6 +62,7 @@ __all__ = [
     "UnknownRecord",
     "WorkspaceCreated",
     "WorkspaceOverLimits",
+    "abort_detail",
     "decode_entry",
     "graded_like",
 ]
@@ -165,6 +168,16 @@ def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One prohibited effect a hidden test run attempted: which, what exactly, and during which test
+    (``phase/file.py::test``; ``""`` while the tests were being collected)."""
+
+    effect: str
+    detail: str
+    test: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,6 +369,19 @@ class SessionAborted(_Session):
     bounds: ClassVar[dict[str, Bound]] = {"detail": TEXT}
     status: Literal["invalid", "crashed", "interrupted"]
     detail: str
+
+
+#: The ``session.aborted`` detail of a run stopped by Ctrl-C or a cancellation.
+STOPPED = "stopped by Ctrl-C (or a cancellation) before the session ended"
+#: How a cancellation is recorded (``repr`` of the exception): it says nothing to a person.
+_CANCELLED = re.compile(r"^(KeyboardInterrupt|CancelledError|Cancelled)\(.*\)$", re.DOTALL)
+
+
+def abort_detail(status: str, detail: str) -> str:
+    """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
+    if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
+        return STOPPED  # logs written before the detail was put in words hold a repr
+    return detail
 
 
 @dataclass(frozen=True, slots=True)

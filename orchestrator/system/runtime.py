@@ -18,7 +18,7 @@ this copy, which lives in changeup's cache where no agent can look:
 - a ``passwd`` and ``group`` naming the test user, and nothing else of ``/etc``.
 
 It is built once per grading environment and toolset (keyed by a digest of both, see
-:meth:`~orchestrator.grading.toolsets.Toolset.identity`), made read-only and sealed like the
+:meth:`~orchestrator.system.toolsets.Toolset.identity`), made read-only and sealed like the
 environments (``venvs.py``). The sandbox binds its top-level folders over an empty root and
 re-creates its top-level links (``/lib`` → ``usr/lib`` on merged-``/usr`` systems).
 """
@@ -33,8 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.grading.toolsets import Toolset, contents
-from orchestrator.grading.venvs import (
+from orchestrator.system import copy_folder, is_elf, mirror, shared_libraries
+from orchestrator.system.toolsets import Toolset, contents
+from orchestrator.system.venvs import (
     Environment,
     EnvironmentFailure,
     cache_root,
@@ -43,7 +44,6 @@ from orchestrator.grading.venvs import (
     remove,
     seal,
 )
-from orchestrator.system import copy_folder, is_elf, mirror, shared_libraries
 
 __all__ = ["TEST_USER", "Runtime", "runtime_for"]
 
@@ -72,7 +72,7 @@ class Runtime:
 
 def runtime_for(environment: Environment, toolset: Toolset | None = None) -> Runtime:
     """The private runtime of ``environment`` (a grading environment) with ``toolset``, built if no
-    one has yet (aside, then published whole: see :func:`~orchestrator.grading.venvs.cached`)."""
+    one has yet (aside, then published whole: see :func:`~orchestrator.system.venvs.cached`)."""
     toolset = toolset or Toolset()
     identity = [str(environment.prefix), RECIPE, toolset.identity() if toolset.tools or toolset.data else ""]
     key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]

@@ -16,9 +16,9 @@ from orchestrator.challenge.loader import challenge_file
 from orchestrator.challenge.model import Challenge
 from orchestrator.challenge.semantics import Listings, recheck_test_ids
 from orchestrator.challenge.sourcemap import Problem
+from orchestrator.challenge.testids import list_tests
 from orchestrator.grading.collect import CollectionError, listing
-from orchestrator.grading.testids import list_tests
-from orchestrator.grading.venvs import EnvironmentFailure, grading_environment
+from orchestrator.system.venvs import EnvironmentFailure, grading_environment
 
 __all__ = ["case_id_problems"]
 

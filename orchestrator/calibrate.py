@@ -25,18 +25,18 @@ import anyio
 from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.model import Challenge
+from orchestrator.challenge.testids import covers
 from orchestrator.grading.diagnosis import missing_in
 from orchestrator.grading.isolation import isolated, strength
 from orchestrator.grading.policy import counts
 from orchestrator.grading.sandbox import detect_sandbox
-from orchestrator.grading.testids import covers
 from orchestrator.grading.testrun import PytestRunner
-from orchestrator.grading.venvs import EnvironmentFailure, grading_environment
+from orchestrator.log.eventlog import LogReader
+from orchestrator.run.runs import RunFolder, run_challenge
 from orchestrator.scoring.judge import Judge, RuleJudge
-from orchestrator.session.eventlog import LogReader
 from orchestrator.session.replay import replay_records
-from orchestrator.session.runs import RunFolder, run_challenge
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.venvs import EnvironmentFailure, grading_environment
 from triggers.records import TestsResult
 from triggers.typecheck import did_you_mean
 

@@ -14,9 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.matrix.decision import trial_label
-from orchestrator.present.inert import markdown, markdown_block, terminal
-from orchestrator.present.phrases import duration, made_in, percent
+from orchestrator.render.inert import markdown, markdown_block, terminal
+from orchestrator.render.phrases import duration, made_in, percent, trial_label
 
 __all__ = [
     "CELL_COLUMNS",

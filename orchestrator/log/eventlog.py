@@ -1,8 +1,9 @@
 """The session's append-only event log, ``events.jsonl`` (format documented in docs/event-log.md).
 
 Line 1 is a header; every later line is one JSON object with ``seq``, ``t`` and ``kind``.
-Each line goes to the file in a single ``write`` on an ``O_APPEND`` descriptor, so a crash
-can tear at most the last line, and that torn tail is cut off when the log is opened again.
+Each append goes to the file in a single ``write`` on an ``O_APPEND`` descriptor, so a crash
+can tear at most the last line, and that torn tail is cut off when the log is opened again
+(the one journal of :mod:`orchestrator.log.journal`).
 Lines are pushed to the disk (``fsync``) at every engine decision.
 
 A line is JSON as ``json.dumps`` writes it with non-ASCII text as it is, except that the
@@ -10,8 +11,8 @@ characters a terminal or viewer would act on (:data:`triggers.bounds.UNSEEN`: C1
 bidi overrides, ...) are ``\\u``-escaped as the C0 ones are: printing the log is inert.
 
 Records go in typed (``to_record()``) and come out typed: :func:`read_log` gives each line as
-an :class:`~orchestrator.session.records.Entry`. On the way, every record of a known kind is
-checked against its shape (:mod:`orchestrator.session.shapes`); a record that does not fit is
+an :class:`~orchestrator.log.records.Entry`. On the way, every record of a known kind is
+checked against its shape (:mod:`orchestrator.log.shapes`); a record that does not fit is
 an error naming its line, its kind and the field. :class:`LogReader` streams the checked JSON
 objects themselves, for replay (which decodes only what the engine reads) and for tools that
 check the format.
@@ -29,8 +30,9 @@ from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, TextIO
 
-from orchestrator.session.records import Entry, Record, decode_entry
-from orchestrator.session.shapes import CHECKS, checker, explain
+from orchestrator.log.journal import Appender, JournalError, repair
+from orchestrator.log.records import Entry, Record, decode_entry
+from orchestrator.log.shapes import CHECKS, checker, explain
 from triggers import RecordError
 from triggers.bounds import UNSEEN
 
@@ -42,7 +44,6 @@ __all__ = [
     "LogContents",
     "LogReader",
     "read_log",
-    "repair",
 ]
 
 FORMAT = "changeup-events"
@@ -74,17 +75,16 @@ class LogContents:
 class EventLog:
     """Appends records to ``events.jsonl``; one ``write`` per append, of one or more lines."""
 
-    def __init__(self, path: Path, fd: int, seq: int, t: float = 0.0) -> None:
+    def __init__(self, path: Path, out: Appender, seq: int, t: float = 0.0) -> None:
         self.path = path
-        self._fd = fd
+        self._out = out
         self._seq = seq
         self.last_t = t  #: the time of the last record appended
 
     @classmethod
     def create(cls, path: Path, header: dict[str, Any]) -> EventLog:
         """Start a new log at ``path`` with ``header`` (``format`` and ``version`` are added)."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        log = cls(path, fd, 0)
+        log = cls(path, Appender.create(path), 0)
         log._write({"format": FORMAT, "version": VERSION, **header})
         log.sync()
         return log
@@ -92,10 +92,13 @@ class EventLog:
     @classmethod
     def reopen(cls, path: Path) -> EventLog:
         """Open an existing log for appending, after cutting off a torn last line."""
-        repair(path)
+        try:
+            repair(path)
+        except JournalError as error:
+            raise EventLogError(str(error)) from None
         last = collections.deque(LogReader(path), maxlen=1)
         seq, t = (last[0]["seq"], last[0]["t"]) if last else (0, 0.0)
-        return cls(path, os.open(path, os.O_WRONLY | os.O_APPEND), int(seq), float(t))
+        return cls(path, Appender.open(path), int(seq), float(t))
 
     @property
     def seq(self) -> int:
@@ -126,44 +129,19 @@ class EventLog:
 
     def sync(self) -> None:
         """Push everything appended so far to the disk."""
-        os.fsync(self._fd)
+        self._out.sync()
 
     def close(self) -> None:
         """Sync and close; appending afterwards is an error."""
-        if self._fd >= 0:
-            self.sync()
-            os.close(self._fd)
-            self._fd = -1
+        self._out.close()
 
     def _write(self, *objs: dict[str, Any]) -> None:
         text = "".join(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n" for obj in objs)
-        data = _UNSEEN.sub(_escaped, text).encode("utf-8")
-        written = os.write(self._fd, data)
-        if written != len(data):  # a full disk: the torn tail is repaired on the next open
-            raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")
+        self._out.write(_UNSEEN.sub(_escaped, text).encode("utf-8"))
 
 
 def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
-
-
-def repair(path: Path) -> bool:
-    """Cut a torn (unterminated) last line off the log; True if something was cut."""
-    with path.open("rb+") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        if size == 0:
-            return False
-        handle.seek(max(0, size - 65536))
-        tail = handle.read()
-        if tail.endswith(b"\n"):
-            return False
-        cut = tail.rfind(b"\n")
-        keep = size - len(tail) + cut + 1 if cut >= 0 else 0
-        if keep == 0 and size > 65536:
-            raise EventLogError(f"{path}: no line break in the last 64 KiB; refusing to cut")
-        handle.truncate(keep)
-        return True
 
 
 class LogReader:

@@ -7,7 +7,7 @@ with the rest, so a test sees what its challenge declares and nothing else of th
 
 **Resolving** (:func:`resolve`, cheap, every runner): each tool is found on this machine's
 ``PATH`` (or taken at its absolute path); a declared tool this machine lacks is an
-:class:`~orchestrator.grading.venvs.EnvironmentFailure` naming it. The tool keeps its place
+:class:`~orchestrator.system.venvs.EnvironmentFailure` naming it. The tool keeps its place
 inside (``/usr/bin/git`` is ``/usr/bin/git``), and its folder joins the tests' ``PATH``.
 ``python``, ``python3`` and ``python3.X`` are always the grading interpreter: declaring them
 adds nothing.
@@ -50,9 +50,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from orchestrator.grading.venvs import EnvironmentFailure
 from orchestrator.system import (
     DebianPackage,
     debian_files,
@@ -61,11 +59,9 @@ from orchestrator.system import (
     is_elf,
     shebang,
 )
+from orchestrator.system.venvs import EnvironmentFailure
 
-if TYPE_CHECKING:
-    from orchestrator.challenge.model import Challenge
-
-__all__ = ["DATA", "KITS", "DataSet", "Kit", "Needs", "Tool", "Toolset", "contents", "needs_of", "resolve"]
+__all__ = ["DATA", "KITS", "DataSet", "Kit", "Needs", "Tool", "Toolset", "contents", "resolve"]
 
 #: The grading interpreter's names: always on the tests' PATH, never copied from the machine.
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -194,16 +190,6 @@ class Needs:
 
     def __bool__(self) -> bool:
         return bool(self.tools or self.data)
-
-
-def needs_of(challenge: Challenge) -> Needs:
-    """Everything any phase of ``challenge`` declares (one private root serves every phase of a
-    session), and ``sh`` when a phase is a test command."""
-    tools = [t for phase in challenge.phases for t in phase.tools]
-    if any(phase.command is not None for phase in challenge.phases):
-        tools.append(COMMAND_SHELL)
-    data = [d for phase in challenge.phases for d in phase.data]
-    return Needs(tuple(dict.fromkeys(tools)), tuple(dict.fromkeys(data)))
 
 
 @dataclass(frozen=True, slots=True)

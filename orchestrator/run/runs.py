@@ -40,26 +40,9 @@ from orchestrator.grading.bounds import SessionGroups, agent_bounds, test_bounds
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner
-from orchestrator.grading.venvs import (
-    EnvironmentFailure,
-    Environments,
-    cache_root,
-    environments_for,
-    seal_of,
-)
-from orchestrator.present.html_report import report_html
-from orchestrator.present.markdown import report_markdown
-from orchestrator.scoring.effects import effects_record
-from orchestrator.scoring.judge import Judge, RuleJudge
-from orchestrator.scoring.manifest import freeze_manifest
-from orchestrator.scoring.report import STOPPED, build_report
-from orchestrator.scoring.rubric import score_rubric
-from orchestrator.scoring.scope import scope_record
-from orchestrator.seams import Agent
-from orchestrator.session.agent_limits import AgentLimitsWatch
-from orchestrator.session.eventlog import EventLog, EventLogError, read_log
-from orchestrator.session.loop import Outcome, Parts, Session, SessionView
-from orchestrator.session.records import (
+from orchestrator.log.eventlog import EventLog, EventLogError, read_log
+from orchestrator.log.records import (
+    STOPPED,
     AgentSandboxed,
     PhaseSealed,
     SessionAborted,
@@ -67,9 +50,27 @@ from orchestrator.session.records import (
     SharedPath,
     WorkspaceCreated,
 )
+from orchestrator.render.html_report import report_html
+from orchestrator.render.markdown import report_markdown
+from orchestrator.scoring.effects import effects_record
+from orchestrator.scoring.judge import Judge, RuleJudge
+from orchestrator.scoring.manifest import freeze_manifest
+from orchestrator.scoring.report import build_report
+from orchestrator.scoring.rubric import score_rubric
+from orchestrator.scoring.scope import scope_record
+from orchestrator.seams import Agent
+from orchestrator.session.agent_limits import AgentLimitsWatch
+from orchestrator.session.loop import Outcome, Parts, Session, SessionView
 from orchestrator.session.watcher import FsWatcher
 from orchestrator.session.workspace import GitError, Workspace
 from orchestrator.system.cgroups import CgroupError
+from orchestrator.system.venvs import (
+    EnvironmentFailure,
+    Environments,
+    cache_root,
+    environments_for,
+    seal_of,
+)
 
 __all__ = ["RunFolder", "RunRefused", "open_run", "run_challenge", "start_phase", "write_reports"]
 

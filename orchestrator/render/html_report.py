@@ -4,7 +4,7 @@ The timeline is an inline SVG drawn from the event log: one band per phase from 
 it unlocked, the share of its tests passing over time as a step line inside the band, and
 markers for every trigger that fired and every message delivered. Each trigger marker
 carries ``data-trigger`` so tests (and people with devtools) can find it. Every value goes
-through :func:`~orchestrator.present.inert.html`.
+through :func:`~orchestrator.render.inert.html`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from orchestrator.present import inert
-from orchestrator.present.phrases import (
+from orchestrator.log.records import Entry, graded_like
+from orchestrator.render import inert
+from orchestrator.render.phrases import (
     bounds_lines,
     cause,
-    clock,
     effects_line,
     failing_checks,
     groups_line,
@@ -32,8 +32,8 @@ from orchestrator.present.phrases import (
     tests_cell,
     weight,
 )
-from orchestrator.session.records import Entry, graded_like
 from triggers import MessageDelivered, TriggerFired
+from triggers.durations import clock
 
 __all__ = ["report_html"]
 

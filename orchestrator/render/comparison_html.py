@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.present import inert
-from orchestrator.present.comparison_text import (
+from orchestrator.render import inert
+from orchestrator.render.comparison_text import (
     CELL_COLUMNS,
     agent_lines,
     cell_row,

@@ -3,7 +3,7 @@
 One behaviour for every command, on a terminal or not: warnings and errors only (every event
 with ``--verbose``), as lines for people, coloured only on a terminal. JSON lines, with the
 session's events at ``info`` too, only when asked: ``CHANGEUP_LOG=json``. Every text value is
-shown inert (:func:`~orchestrator.present.inert.visible`): a commit subject logged with
+shown inert (:func:`~orchestrator.render.inert.visible`): a commit subject logged with
 ``--verbose`` cannot act on the terminal.
 """
 
@@ -16,7 +16,7 @@ import sys
 import structlog
 from structlog.typing import EventDict, WrappedLogger
 
-from orchestrator.present.inert import visible
+from orchestrator.render.inert import visible
 
 __all__ = ["LOG_FORMAT", "configure"]
 

@@ -1,6 +1,6 @@
 """The summary printed at the end of a run, as rich tables on the terminal.
 
-Every text taken from the report goes through :func:`~orchestrator.present.inert.terminal`:
+Every text taken from the report goes through :func:`~orchestrator.render.inert.terminal`:
 neither rich's markup nor a control character in it reaches the console as such.
 """
 
@@ -11,11 +11,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from orchestrator.present.inert import terminal
-from orchestrator.present.phrases import (
+from orchestrator.render.inert import terminal
+from orchestrator.render.phrases import (
     bounds_lines,
     cause,
-    clock,
     effects_line,
     failing_checks,
     first_line,
@@ -33,6 +32,7 @@ from orchestrator.present.phrases import (
     usage_line,
     weight,
 )
+from triggers.durations import clock
 
 __all__ = ["print_outcome", "print_summary"]
 

@@ -1,7 +1,7 @@
 """``report.md``: a finished run's report as Markdown.
 
-Every value taken from the report goes through :func:`~orchestrator.present.inert.markdown` (or,
-for lines shown as written, :func:`~orchestrator.present.inert.markdown_block`): no raw HTML,
+Every value taken from the report goes through :func:`~orchestrator.render.inert.markdown` (or,
+for lines shown as written, :func:`~orchestrator.render.inert.markdown_block`): no raw HTML,
 link, emphasis or table cell starts from what an agent wrote. The messages to the agent are
 the challenge author's Markdown and are shown as such.
 """
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.present.exits import agent_failures
-from orchestrator.present.inert import markdown as md
-from orchestrator.present.inert import markdown_block
-from orchestrator.present.phrases import (
+from orchestrator.render.inert import markdown as md
+from orchestrator.render.inert import markdown_block
+from orchestrator.render.phrases import (
+    agent_failures,
     bounds_lines,
     cause,
-    clock,
     cost_text,
     duration,
     effects_line,
@@ -39,6 +38,7 @@ from orchestrator.present.phrases import (
     usage_line,
     weight,
 )
+from triggers.durations import clock
 
 __all__ = ["report_markdown"]
 

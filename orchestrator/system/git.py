@@ -37,7 +37,10 @@ from anyio.abc import ByteReceiveStream
 from orchestrator.system.agentfiles import AgentFolder
 from triggers.bounds import marker
 
-__all__ = ["NEUTRAL", "TIMEOUT", "GitError", "git", "git_sync", "read_head"]
+__all__ = ["EMPTY_TREE", "NEUTRAL", "TIMEOUT", "GitError", "git", "git_sync", "read_head"]
+
+#: The tree of an empty folder (git knows it without storing it): an export from it writes everything.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 #: Settings that win over any repository's own: nothing runs, nothing signs, nothing prompts.
 NEUTRAL = (

@@ -1,7 +1,7 @@
 """How a report's values are said, in every format: times, scores, test counts, causes, headlines.
 
-The terminal summary (:mod:`~orchestrator.present.terminal`), ``report.md``
-(:mod:`~orchestrator.present.markdown`), the HTML report and the timeline all say a value the
+The terminal summary (:mod:`~orchestrator.render.terminal`), ``report.md``
+(:mod:`~orchestrator.render.markdown`), the HTML report and the timeline all say a value the
 same way because they all say it through here.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from triggers.durations import DurationError, parse_duration
+from triggers.durations import DurationError, clock, parse_duration
 
 __all__ = [
     "MISSING",
+    "agent_failures",
     "bounds_lines",
     "cause",
-    "clock",
     "cost_text",
     "duration",
     "effects_line",
@@ -38,23 +38,10 @@ __all__ = [
     "tests_cell",
     "tests_in_verdict",
     "tokens_text",
+    "trial_label",
     "usage_line",
     "weight",
 ]
-
-
-def clock(seconds: float | None, *, hundredths: bool = False) -> str:
-    """A moment of the run: ``754.2`` → ``12:34`` (``h:mm:ss`` past an hour); None → ``—``.
-
-    ``hundredths`` adds them (``12:34.20``), for timelines where order within a second matters.
-    """
-    if seconds is None:
-        return "—"
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
-    return text + f".{int((seconds - whole) * 100):02d}" if hundredths else text
 
 
 def duration(seconds: float | None) -> str:
@@ -359,3 +346,18 @@ def usage_line(usage: dict[str, Any]) -> str:
 def percent(score: float | None, missing: str = "—") -> str:
     """``0.875`` → ``88%``; None (no score) → ``missing``."""
     return missing if score is None else f"{score * 100:.0f}%"
+
+
+def agent_failures(report: dict[str, Any]) -> list[str]:
+    """Each turn, or agent process, that exited non-zero: ``the agent failed: …``."""
+    found = []
+    for turn in report["turns"]:
+        if turn["exit_code"] not in (0, None):
+            who = "its process" if turn["end"] == "exited" else "it"
+            found.append(f"the agent failed: in turn {turn['turn']} {who} exited with {turn['exit_code']}")
+    return found
+
+
+def trial_label(row: dict[str, Any]) -> str:
+    """``challenge · agent · mode · trial N``: a trial (its row's ``run`` names its run folder)."""
+    return f"{row['challenge']} · {row['agent']} · {row['mode']} · trial {row['trial']}"

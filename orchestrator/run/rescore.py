@@ -11,31 +11,29 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orchestrator.challenge.model import Challenge
-from orchestrator.grading.testrun import PytestRunner, TestRun
-from orchestrator.grading.venvs import grading_environment
-from orchestrator.present.html_report import report_html
-from orchestrator.present.inert import markdown as inert_markdown
-from orchestrator.present.markdown import report_markdown
-from orchestrator.present.phrases import percent
+from orchestrator.grading.testrun import PytestRunner
+from orchestrator.log.eventlog import LogContents
+from orchestrator.log.records import Entry, SessionScored, graded_like
+from orchestrator.log.verdicts import TestRun
+from orchestrator.render.html_report import report_html
+from orchestrator.render.inert import markdown as inert_markdown
+from orchestrator.render.markdown import report_markdown
+from orchestrator.render.phrases import percent
+from orchestrator.run.runs import RunFolder
 from orchestrator.scoring.judge import Judge, RuleJudge
 from orchestrator.scoring.report import build_report
 from orchestrator.scoring.rubric import score_rubric
-from orchestrator.session.eventlog import LogContents
-from orchestrator.session.records import Entry, SessionScored, graded_like
-from orchestrator.session.runs import RunFolder
 from orchestrator.session.workspace import GitError, Workspace
+from orchestrator.system.venvs import grading_environment
 
-__all__ = ["Rescore", "RescoreError", "Retest", "differences", "rescore", "rescore_progress", "retests"]
+__all__ = ["Rescore", "RescoreError", "Retest", "differences", "rescore", "retests"]
 
 NAME = "report-rescored"
 
@@ -83,26 +81,6 @@ def retests(challenge: Challenge, entries: Sequence[Entry]) -> list[Retest]:
         if key is not None:
             out.setdefault(key, Retest(*key, entry.seq))
     return list(out.values())
-
-
-@contextmanager
-def rescore_progress(console: Console) -> Iterator[Callable[[int, int, Retest], None]]:
-    """A ``progress`` for :func:`rescore` that shows on ``console`` (stderr): a bar on a
-    terminal, else one line per test run, e.g. ``re-testing snapshot 3/7 (phase2, seq 41)…``."""
-
-    def line(done: int, total: int, retest: Retest) -> str:
-        phases = ", ".join(retest.phases) or "no phase"
-        return f"re-testing snapshot {done + 1}/{total} ({phases}, seq {retest.seq})…"
-
-    if not console.is_terminal:
-        yield lambda done, total, retest: print(line(done, total, retest), file=console.file, flush=True)
-        return
-    columns = (TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("re-testing", total=None)
-        yield lambda done, total, retest: bar.update(
-            task, description=line(done, total, retest), completed=done, total=total
-        )
 
 
 def _attach(folder: RunFolder) -> Workspace:

@@ -1,6 +1,6 @@
 """A recorded session as a timeline of lines a person reads: ``changeup show`` and playback.
 
-Every value a line takes from a record is shown through :func:`~orchestrator.present.inert.visible`
+Every value a line takes from a record is shown through :func:`~orchestrator.render.inert.visible`
 (one line each; a multi-line text's lines are indented under the first), so no agent text can
 act on the terminal or pass for a line of the timeline.
 """
@@ -10,10 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from orchestrator.present.inert import visible
-from orchestrator.present.phrases import cause, clock, duration, effects_line, percent, scope_line
-from orchestrator.scoring.report import abort_detail
-from orchestrator.session.records import (
+from orchestrator.log.records import (
     AgentFrozen,
     AgentOverLimits,
     ClockSkipped,
@@ -28,7 +25,10 @@ from orchestrator.session.records import (
     TestsEffects,
     TestsStarted,
     WorkspaceCreated,
+    abort_detail,
 )
+from orchestrator.render.inert import visible
+from orchestrator.render.phrases import cause, duration, effects_line, percent, scope_line
 from triggers import (
     AgentExited,
     AgentOutput,
@@ -49,6 +49,7 @@ from triggers import (
     TriggerFired,
     TriggerPending,
 )
+from triggers.durations import clock
 from triggers.records import TurnSummary
 
 __all__ = ["describe", "lines", "play"]
