@@ -1,7 +1,7 @@
 """Stage 5, presenting: the command line and everything a person reads.
 
 ==================  ===========================================================================
-``cli``             the ``changeup`` command and its subcommands
+``cli``             the ``changeup`` command: one module per command group, each loaded on use
 ``exits``           the one table of exit statuses
 ``terminal``        the summary at the end of a run, as tables on the terminal
 ``markdown``        ``report.md``

@@ -10,7 +10,8 @@ The group imports no command: ``changeup --help`` lists them from :data:`COMMAND
 ``comparison``     ``compare`` and ``review``: a matrix's results, read and judged
 ``recorded``       ``show``, ``replay`` and ``report``: a run folder, read back
 ``calibration``    ``validate`` and ``calibrate``: can a challenge be trusted
-``authoring``      ``new``, ``import`` and ``schema``: writing a challenge
+``authoring``      ``new`` and ``schema``: writing a challenge
+``importer``       ``import``: another benchmark's task as a challenge
 ``console``        standard output for tables, shared by the commands
 =================  ==========================================================================
 """
@@ -44,7 +45,7 @@ COMMANDS = {
         "Compare the agents of a matrix: per challenge and agent, rates, the decision's verdict.",
     ),
     "import": Entry(
-        "authoring",
+        "importer",
         "Turn another benchmark's task into a challenge folder DEST, and say what did not carry over.",
     ),
     "new": Entry("authoring", "Scaffold a two-phase challenge folder NAME that validates as written."),
