@@ -38,6 +38,7 @@ test: lint agents
 	$(BIN)/python benchmarks/latency.py --trials 1 --warmup 0
 	$(BIN)/python benchmarks/snapshot.py --files 200 --rounds 1 --copies 1
 	$(BIN)/python benchmarks/concurrency.py --sessions 3 --single 1
+	$(BIN)/python benchmarks/cli_start.py --runs 1 --command=--help
 	$(BIN)/changeup calibrate challenges/* --out runs/calibration
 
 test-fast: $(STAMP)
@@ -53,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/replay.py
 	$(BIN)/python benchmarks/snapshot.py
 	$(BIN)/python benchmarks/concurrency.py
+	$(BIN)/python benchmarks/cli_start.py
 
 clean:
 	rm -rf $(VENV) runs .agents .pytest_cache .mypy_cache .ruff_cache .coverage

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from orchestrator.agents.base import AgentUnavailable, TurnAgent
-from orchestrator.agents.human import HumanAgent
-from orchestrator.agents.impostor import IMPOSTORS, ImpostorAgent
-from orchestrator.agents.inbox import InboxAgent
-from orchestrator.agents.presets import OPTIONS, PRESETS, PresetAgent, PresetOptionError
-from orchestrator.agents.scripted import ScriptedAgent
-from orchestrator.agents.shell import CommandAgent, ProcessAgent
-from orchestrator.seams import Agent
+if TYPE_CHECKING:
+    from orchestrator.agents.base import AgentUnavailable, TurnAgent
+    from orchestrator.agents.human import HumanAgent
+    from orchestrator.agents.impostor import IMPOSTORS, ImpostorAgent
+    from orchestrator.agents.inbox import InboxAgent
+    from orchestrator.agents.presets import PRESETS, PresetAgent
+    from orchestrator.agents.scripted import ScriptedAgent
+    from orchestrator.agents.shell import CommandAgent, ProcessAgent
+    from orchestrator.seams import Agent
 
 __all__ = [
     "IMPOSTORS",
@@ -47,12 +50,43 @@ claude-code, codex, aider, gemini-cli, mini-swe-agent, openhands
                          binary=… or unattended=…"""
 
 
+#: Where each adapter name of ``__all__`` is defined: loaded on first use (PEP 562), so that
+#: reading :data:`SPEC_HELP` (``changeup run --help``) loads no adapter.
+_HOMES = {
+    "AgentUnavailable": "base",
+    "TurnAgent": "base",
+    "HumanAgent": "human",
+    "IMPOSTORS": "impostor",
+    "ImpostorAgent": "impostor",
+    "InboxAgent": "inbox",
+    "PRESETS": "presets",
+    "PresetAgent": "presets",
+    "ScriptedAgent": "scripted",
+    "CommandAgent": "shell",
+    "ProcessAgent": "shell",
+}
+
+
+def __getattr__(name: str) -> object:
+    """``orchestrator.agents.NAME``: imports NAME's module the first time it is asked for."""
+    if name not in _HOMES:
+        raise AttributeError(f"module 'orchestrator.agents' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
+
 class AgentSpecError(ValueError):
     """An ``--agent`` value that names no adapter."""
 
 
 def parse_agent(spec: str, options: Mapping[str, str] | None = None) -> Agent:
     """The adapter an ``--agent`` spec names; ``options`` (``--agent-option``) configure a preset."""
+    from orchestrator.agents.human import HumanAgent
+    from orchestrator.agents.impostor import IMPOSTORS, ImpostorAgent
+    from orchestrator.agents.inbox import InboxAgent
+    from orchestrator.agents.presets import OPTIONS, PRESETS, PresetOptionError
+    from orchestrator.agents.scripted import ScriptedAgent
+    from orchestrator.agents.shell import CommandAgent, ProcessAgent
+
     options = dict(options or {})
     preset = PRESETS.get(spec)
     if preset is not None:

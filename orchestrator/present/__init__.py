@@ -1,8 +1,7 @@
 """Stage 5, presenting: the command line, what people type.
 
 ==================  ===========================================================================
-``cli``             the ``changeup`` command and its subcommands
-``matrix_cli``      ``changeup matrix``, ``compare`` and ``review``
+``cli``             the ``changeup`` command: one module per command group, each loaded on use
 ``matrix_progress`` a matrix's progress on the terminal
 ``rescore_progress`` re-scoring's progress on the terminal
 ``exits``           the one table of exit statuses

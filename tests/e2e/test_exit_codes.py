@@ -1,20 +1,21 @@
-"""``changeup run``'s exit statuses, each end to end: the one table of ``orchestrator/present/exits.py``."""
+"""``changeup run``'s exit statuses, each end to end: the one table of ``orchestrator/present/exits.py``.
+
+Bad input (exit 2), refused before anything runs, is checked in process: test_cli_bad_input.py.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from orchestrator.present.exits import EXIT_TABLE, Exit
+from orchestrator.present.exits import Exit
 from tests.challenges import without_deadline
-from tests.cli import CHANGEUP, REPO, changeup
+from tests.cli import CHANGEUP, REPO
 from tests.e2e.test_run import run
 from tests.processes import answers_ctrl_c
 
@@ -27,15 +28,6 @@ def untimed(tmp_path: Path) -> Path:
     """normalize-tags without its deadline trigger: an agent that leaves phase 1 failing ends
     the session at once instead of getting the deadline's message."""
     return without_deadline(NORMALIZE_TAGS, tmp_path / "normalize-tags")
-
-
-def test_run_help_shows_the_exit_table() -> None:
-    """``run --help`` lists every exit status of the table."""
-    done = changeup("run", "--help", cwd=REPO)
-    assert done.returncode == Exit.OK
-    shown = " ".join(done.stdout.split())
-    assert " ".join(EXIT_TABLE.split()) in shown
-    assert {int(line.split()[0]) for line in EXIT_TABLE.splitlines() if line[:1].isdigit()} == set(Exit)
 
 
 def test_a_clean_run_exits_0_whatever_the_score(tmp_path: Path) -> None:
@@ -67,61 +59,6 @@ def test_an_invalid_run_exits_1(tmp_path: Path) -> None:
     assert done.returncode == Exit.FAILED
     assert "error: the run is invalid: agent command not found" in done.stderr
     assert report["run"]["status"] == "invalid"
-
-
-def _not_a_challenge(tmp_path: Path) -> list[str]:
-    (tmp_path / "broken").mkdir()
-    (tmp_path / "broken" / "challenge.yaml").write_text("challenge: [not, a, mapping\n")
-    return ["run", str(tmp_path / "broken")]
-
-
-def _out_is_a_run_folder(tmp_path: Path) -> list[str]:
-    earlier = tmp_path / "runs" / "normalize-tags-20260101-000000-scripted"
-    earlier.mkdir(parents=True)
-    (earlier / "events.jsonl").write_text("")
-    return ["run", str(NORMALIZE_TAGS), "--out", str(earlier)]
-
-
-#: Bad input, each with what the message must tell the person (exit 2, nothing made).
-BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
-    "missing challenge": (lambda tmp: ["run", str(tmp / "nope")], "no such challenge folder: "),
-    "invalid challenge": (_not_a_challenge, "is not a valid challenge"),
-    "unknown agent": (lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "robot"], "command:CMD"),
-    "preset not installed": (
-        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "gemini-cli"],
-        "'gemini' is not installed (not found on PATH); install Gemini CLI or pass --agent-option binary=",
-    ),
-    "unknown broken variant": (
-        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "scripted:broken/nope"],
-        "has no variant 'broken/nope'; use scripted (the reference) or a broken variant (scripted:broken/",
-    ),
-    "missing agent script": (
-        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "command:./my-agent.sh"],
-        "no such file './my-agent.sh': a relative path is looked up from",
-    ),
-    "out is a run folder": (_out_is_a_run_folder, "is a run folder (it holds events.jsonl)"),
-    "negative debounce": (
-        lambda tmp: ["run", str(NORMALIZE_TAGS), "--debounce", "-1"],
-        "Invalid value for '--debounce'",
-    ),
-}
-
-
-@pytest.mark.parametrize("case", list(BAD_INPUT))
-def test_bad_input_exits_2_and_makes_nothing(tmp_path: Path, case: str) -> None:
-    """Bad input is refused at once: exit 2, a message saying what to do, no run folder."""
-    arguments, says = BAD_INPUT[case]
-    command = arguments(tmp_path)
-    if "--out" not in command:
-        command += ["--out", str(tmp_path / "runs")]
-    before = sorted(tmp_path.rglob("*"))
-    path = os.path.dirname(sys.executable) + ":/usr/bin:/bin"  # no agent CLI on it
-    # From tmp_path (relative paths are looked up there), running this checkout's changeup.
-    done = changeup(*command, "--quiet", cwd=tmp_path, env={"PATH": path, "PYTHONPATH": str(REPO)})
-    assert done.returncode == Exit.BAD_INPUT, done.stderr
-    assert says in " ".join(done.stderr.split())
-    assert "Traceback" not in done.stderr
-    assert sorted(tmp_path.rglob("*")) == before
 
 
 def test_ctrl_c_exits_130_and_keeps_what_happened(tmp_path: Path) -> None:

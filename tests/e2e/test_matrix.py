@@ -217,18 +217,3 @@ def test_the_comparison_page_loads_cleanly_with_every_agent_and_challenge(
     assert 'data-verdict="do not switch"' in dom
     assert "http://" not in dom
     assert "https://" not in dom
-
-
-def test_bad_matrix_input_exits_2_naming_the_place(tmp_path: Path) -> None:
-    """A matrix file with a misspelt key, and a matrix without --out: exit 2, nothing made."""
-    path = tmp_path / "matrix.yaml"
-    path.write_text("matrix:\n  challenges: [x]\n  agents: [{name: a, agent: scripted}]\n  trails: 3\n")
-    done = changeup("run", "--matrix", str(path), "--out", str(tmp_path / "results"))
-    assert done.returncode == 2
-    assert f"{path}:4:3: unknown key 'trails' in matrix; did you mean 'trials'?" in done.stderr
-    done = changeup(
-        "run", "challenges/export-time", "--agent", "scripted", "--agent", "impostor:always-equal"
-    )
-    assert done.returncode == 2
-    assert "a matrix needs --out RESULTS" in done.stderr
-    assert sorted(tmp_path.iterdir()) == [path]

@@ -18,7 +18,7 @@ from orchestrator.render.markdown import report_markdown
 from orchestrator.render.timeline import describe, play
 from orchestrator.scoring.report import build_report
 from orchestrator.session.replay import replay_records
-from tests.cli import REPO, changeup
+from tests.cli import REPO, changeup, in_process
 from tests.e2e.test_replay import copy_log
 
 pytestmark = pytest.mark.slow
@@ -37,21 +37,21 @@ def test_a_record_without_a_field_names_its_line_kind_and_field(recorded: Path, 
     )
     del record["phases"][0]["passed"]
     lines[number - 1] = json.dumps(record) + "\n"
-    done = changeup("replay", str(copy_log(recorded, tmp_path, lines)))
-    assert done.returncode == 1
+    result = in_process("replay", str(copy_log(recorded, tmp_path, lines)))
+    assert result.exit_code == 1
     assert (
         f"events.jsonl:{number}: tests.result record: field 'phases[0].passed' is missing "
         "(expected an integer)"
-    ) in done.stderr
-    assert "Traceback" not in done.stderr
+    ) in result.output
+    assert isinstance(result.exception, SystemExit)  # a clean error, not a crash
 
 
 def test_a_header_only_log_has_nothing_to_replay(recorded: Path, tmp_path: Path) -> None:
     """A log with its header alone: 'nothing to replay', exit 1 (nothing was checked)."""
-    done = changeup("replay", str(copy_log(recorded, tmp_path, lines_of(recorded)[:1])))
-    assert done.returncode == 1
-    assert "nothing to replay: the log has only its header" in done.stderr
-    assert "agrees" not in done.stdout
+    result = in_process("replay", str(copy_log(recorded, tmp_path, lines_of(recorded)[:1])))
+    assert result.exit_code == 1
+    assert "nothing to replay: the log has only its header" in result.output
+    assert "agrees" not in result.output
 
 
 def whole_copy(recorded: Path, tmp_path: Path, without: str = "") -> Path:
@@ -102,10 +102,12 @@ def test_rescore_keeps_the_rubric_says_it_is_a_rescore_and_shows_progress(
 
 def test_a_challenge_with_another_id_is_refused(recorded: Path) -> None:
     """--challenge naming another challenge: exit 2, both ids named, nothing re-scored."""
-    done = changeup("replay", str(recorded), "--rescore", "--challenge", "challenges/normalize-tags")
-    assert done.returncode == 2
-    assert "is the challenge 'normalize-tags', but the run" in done.stderr
-    assert "is of 'export-time'" in done.stderr
+    result = in_process(
+        "replay", str(recorded), "--rescore", "--challenge", str(REPO / "challenges/normalize-tags")
+    )
+    assert result.exit_code == 2
+    assert "is the challenge 'normalize-tags', but the run" in result.output
+    assert "is of 'export-time'" in result.output
     assert not (recorded / "report-rescored.json").exists()
 
 

@@ -27,19 +27,6 @@ def test_report_rebuilds_a_runs_reports_from_its_log_and_prints_their_paths(tmp_
     assert {name: (folder / name).read_text() for name in NAMES} == written
 
 
-def test_report_of_a_folder_that_is_not_a_run_says_so_without_a_traceback(tmp_path: Path) -> None:
-    """A folder without events.jsonl, or no folder at all: bad input (exit 2), and what a run folder is."""
-    for path, problem in [
-        (tmp_path, "not a run folder (it has no events.jsonl)"),
-        (tmp_path / "no", "no such folder"),
-    ]:
-        done = changeup("report", str(path), cwd=REPO)
-        assert done.returncode == 2
-        assert f"Error: {path}: {problem}" in done.stderr
-        assert "runs/<challenge>-<time>-<agent>" in done.stderr
-        assert "Traceback" not in done.stderr
-
-
 def test_run_ends_with_the_html_report_and_a_next_hint(tmp_path: Path) -> None:
     """The run's summary names report.html and says what to do next."""
     done, folder, _ = run(REPO / "challenges/export-time", "scripted", tmp_path)

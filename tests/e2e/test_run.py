@@ -146,13 +146,6 @@ def test_missing_challenge_is_a_clean_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_unknown_agent_spec_is_a_usage_error(tmp_path: Path) -> None:
-    """An --agent that names nothing lists the forms it could take."""
-    done = changeup("run", "challenges/export-time", "--agent", "robot", "--out", str(tmp_path), cwd=REPO)
-    assert done.returncode == 2
-    assert "command:CMD" in done.stderr
-
-
 def test_agent_command_that_does_not_exist_makes_the_run_invalid(tmp_path: Path) -> None:
     """A missing agent binary is an environment failure: invalid run, non-zero exit, readable log."""
     done, folder, report = run(REPO / "challenges/export-time", "command:no-such-agent-binary --go", tmp_path)

@@ -63,15 +63,6 @@ def test_the_reference_reaches_full_marks_from_the_last_phase(tmp_path: Path) ->
     assert "session started at phase3" in shown.stdout, shown.stderr
 
 
-def test_a_phase_the_challenge_does_not_have_is_refused_with_the_nearest(tmp_path: Path) -> None:
-    """--start-at phse3: exit 2, nothing made, and the message names phase3."""
-    out = tmp_path / "runs"
-    done = changeup("run", str(CHALLENGE), "--out", str(out), "--start-at", "phse3", "-q", cwd=REPO)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "has no phase 'phse3'; did you mean 'phase3'?" in done.stderr
-    assert not out.exists()
-
-
 def test_starting_at_the_first_phase_is_starting_as_written(tmp_path: Path) -> None:
     """--start-at phase1 makes the run ``changeup run`` makes without it: no start recorded,
     the briefing first, the triggers firing as designed."""

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from orchestrator.calibrate import Check
 from orchestrator.matrix.progress import Tally
-from orchestrator.present.cli import calibration_table
+from orchestrator.present.cli.calibration import calibration_table
 from orchestrator.present.matrix_progress import MatrixProgress
 
 CASE = "phase1/test_x.py::test_round[c000-p0-round_only]"

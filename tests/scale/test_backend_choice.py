@@ -10,7 +10,7 @@ import pytest
 from orchestrator.matrix import MatrixError, load_matrix
 from orchestrator.matrix.backends import BackendChoice, BackendError, choose_backend
 from orchestrator.matrix.ray_backend import RayBackend
-from tests.cli import REPO, changeup
+from tests.cli import REPO
 
 HEAD = """\
 matrix:
@@ -87,12 +87,3 @@ def test_a_variable_to_send_that_is_not_set_is_refused_before_joining_any_cluste
     matrix = load_matrix(matrix_text(tmp_path, "      send_env: [CHANGEUP_TEST_UNSET]\n"))
     with pytest.raises(BackendError, match=r"CHANGEUP_TEST_UNSET \(agent claude\)"):
         RayBackend("127.0.0.1:1", matrix)
-
-
-def test_a_bad_backend_on_the_command_line_exits_2_having_made_nothing(tmp_path: Path) -> None:
-    """`changeup run ... --backend ray` without --address: exit 2, no RESULTS made."""
-    results = tmp_path / "results"
-    done = changeup("run", "challenges/normalize-tags", "--backend", "ray", "--out", str(results))
-    assert done.returncode == 2
-    assert "--backend ray needs --address" in done.stderr
-    assert not results.exists()

@@ -1,0 +1,117 @@
+"""Bad input to the commands, refused before anything runs: exit 2, a message that says what to do,
+nothing made. Checked in this process (click's CliRunner), as nothing is started; each command's
+real process is driven by the end-to-end tests (test_run.py's missing challenge is exit 2 there)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from orchestrator.present.exits import EXIT_TABLE, Exit
+from tests.cli import REPO, in_process
+
+NORMALIZE_TAGS = REPO / "challenges" / "normalize-tags"
+
+
+def _not_a_challenge(tmp_path: Path) -> list[str]:
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "challenge.yaml").write_text("challenge: [not, a, mapping\n")
+    return ["run", str(tmp_path / "broken")]
+
+
+def _out_is_a_run_folder(tmp_path: Path) -> list[str]:
+    earlier = tmp_path / "runs" / "normalize-tags-20260101-000000-scripted"
+    earlier.mkdir(parents=True)
+    (earlier / "events.jsonl").write_text("")
+    return ["run", str(NORMALIZE_TAGS), "--out", str(earlier)]
+
+
+#: Bad input, each with what the message must tell the person (exit 2, nothing made).
+BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "missing challenge": (lambda tmp: ["run", str(tmp / "nope")], "no such challenge folder: "),
+    "invalid challenge": (_not_a_challenge, "is not a valid challenge"),
+    "unknown agent": (lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "robot"], "command:CMD"),
+    "preset not installed": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "gemini-cli"],
+        "'gemini' is not installed (not found on PATH); install Gemini CLI or pass --agent-option binary=",
+    ),
+    "unknown broken variant": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "scripted:broken/nope"],
+        "has no variant 'broken/nope'; use scripted (the reference) or a broken variant (scripted:broken/",
+    ),
+    "missing agent script": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--agent", "command:./my-agent.sh"],
+        "no such file './my-agent.sh': a relative path is looked up from",
+    ),
+    "out is a run folder": (_out_is_a_run_folder, "is a run folder (it holds events.jsonl)"),
+    "negative debounce": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--debounce", "-1"],
+        "Invalid value for '--debounce'",
+    ),
+    "start at a phase the challenge does not have": (
+        lambda tmp: ["run", str(REPO / "challenges/protected-report-api"), "--start-at", "phse3"],
+        "has no phase 'phse3'; did you mean 'phase3'?",
+    ),
+    "ray without an address": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--backend", "ray"],
+        "--backend ray needs --address",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input_to_run_exits_2_and_makes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Bad input is refused at once: exit 2, a message saying what to do, no run folder."""
+    arguments, says = BAD_INPUT[case]
+    command = arguments(tmp_path)
+    if "--out" not in command:
+        command += ["--out", str(tmp_path / "runs")]
+    before = sorted(tmp_path.rglob("*"))
+    monkeypatch.chdir(tmp_path)  # relative paths are looked up from here
+    result = in_process(*command, "--quiet", env={"PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin"})
+    assert result.exit_code == Exit.BAD_INPUT, result.output
+    assert isinstance(result.exception, SystemExit)  # refused, not crashed
+    assert says in " ".join(result.output.split())
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_run_help_shows_the_exit_table() -> None:
+    """``run --help`` lists every exit status of the table."""
+    result = in_process("run", "--help")
+    assert result.exit_code == Exit.OK
+    shown = " ".join(result.output.split())
+    assert " ".join(EXIT_TABLE.split()) in shown
+    assert {int(line.split()[0]) for line in EXIT_TABLE.splitlines() if line[:1].isdigit()} == set(Exit)
+
+
+def test_bad_matrix_input_exits_2_naming_the_place(tmp_path: Path) -> None:
+    """A matrix file with a misspelt key, and a matrix without --out: exit 2, nothing made."""
+    path = tmp_path / "matrix.yaml"
+    path.write_text("matrix:\n  challenges: [x]\n  agents: [{name: a, agent: scripted}]\n  trails: 3\n")
+    result = in_process("run", "--matrix", str(path), "--out", str(tmp_path / "results"))
+    assert result.exit_code == 2
+    assert f"{path}:4:3: unknown key 'trails' in matrix; did you mean 'trials'?" in result.output
+    result = in_process("run", str(NORMALIZE_TAGS), "--agent", "scripted", "--agent", "impostor:always-equal")
+    assert result.exit_code == 2
+    assert "a matrix needs --out RESULTS" in result.output
+    assert sorted(tmp_path.iterdir()) == [path]
+
+
+def test_report_of_a_folder_that_is_not_a_run_says_so(tmp_path: Path) -> None:
+    """A folder without events.jsonl, or no folder at all: bad input (exit 2), and what a run folder is."""
+    for path, problem in [
+        (tmp_path, "not a run folder (it has no events.jsonl)"),
+        (tmp_path / "no", "no such folder"),
+    ]:
+        for command in ("report", "show", "replay"):
+            result = in_process(command, str(path))
+            assert result.exit_code == 2
+            assert isinstance(result.exception, SystemExit)
+            assert f"Error: {path}: {problem}" in result.output
+            assert "runs/<challenge>-<time>-<agent>" in result.output
