@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 
+from orchestrator.grading.processes import reaped
 from orchestrator.system.forkserver import Forked, ForkServer
 from orchestrator.system.hierarchies import support
 from tests.cli import REPO, environment
@@ -135,6 +137,35 @@ def test_what_a_killed_child_left_frozen_is_thawed_to_die() -> None:
     finally:
         server.close()
         (group / "freezer.state").write_text("THAWED")  # were it left, it could not be killed
+        for pid in marked(seconds):
+            os.kill(pid, 9)
+        wait_for("the group empty", lambda: not (group / "cgroup.procs").read_text().split(), bound=60)
+        group.rmdir()
+
+
+@pytest.mark.skipif(
+    FREEZER is None or os.geteuid() != 0,
+    reason="LOUD SKIP: no writable cgroup v1 freezer hierarchy as root; CI is root with one",
+)
+def test_the_reaper_thaws_a_frozen_process_below_it_to_kill_it() -> None:
+    """A command under the reaper leaves a process in a v1 freezer group, frozen, and exits: the
+    reaper, killing everything below it, thaws that group so the kill lands, and ends."""
+    assert FREEZER is not None
+    group = FREEZER / f"changeup-reapertest-{os.getpid()}-{secrets.token_hex(3)}"
+    group.mkdir()
+    seconds = f"3600.{secrets.randbelow(10**9):09d}"
+    leave = (  # a sleeper in the group, frozen, and the command ends
+        f'sh -c \'echo $$ > "$1/cgroup.procs"; exec sleep {seconds}\' _ "$1" & '
+        'while [ -z "$(cat "$1/cgroup.procs")" ]; do sleep 0.01; done; echo FROZEN > "$1/freezer.state"'
+    )
+    try:
+        done = subprocess.run(
+            reaped(["sh", "-c", leave, "_", str(group)]), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        wait_for("the frozen process gone", lambda: not marked(seconds), bound=60)
+    finally:
+        (group / "freezer.state").write_text("THAWED")
         for pid in marked(seconds):
             os.kill(pid, 9)
         wait_for("the group empty", lambda: not (group / "cgroup.procs").read_text().split(), bound=60)
