@@ -20,9 +20,11 @@ hidden tests, timed in the same process right after the trial. Overhead = write 
 minus plain pytest, per trial; the median and p95 of that are the figures.
 
     python benchmarks/latency.py [--trials N] [--warmup N] [--raw FILE]
+    python benchmarks/latency.py --pooled FILE [FILE ...]
 
 ``--raw FILE`` adds every trial's times (seconds) to FILE as JSON lines, for pooling the
-trials of several runs (an A/B of two checkouts run in turns on the same machine, say).
+trials of several runs (an A/B of two checkouts run in turns on the same machine, say);
+``--pooled`` prints the figures of each such file, side by side, and runs no trial.
 """
 
 from __future__ import annotations
@@ -175,6 +177,28 @@ def p95(values: list[float]) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
+def quartiles(values: list[float]) -> tuple[float, float]:
+    """The first and third quartiles (the spread around the median)."""
+    low, _, high = statistics.quantiles(values, n=4, method="inclusive")
+    return low, high
+
+
+def pooled(files: list[Path]) -> None:
+    """Each ``--raw`` file's trials, pooled: median, quartiles and p95 of each figure, in ms."""
+    figures = ("end_to_end", "  of which the test run", "plain", "delivered -> agent prints")
+    print(f"{'':28}{'trials':>7}{'median':>9}{'q1':>8}{'q3':>8}{'p95':>8}   (ms)")
+    for file in files:
+        trials = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
+        print(file)
+        rows = {name: [t[name] * 1000 for t in trials] for name in figures}
+        rows["overhead"] = [(t["end_to_end"] - t["plain"]) * 1000 for t in trials]
+        for name, values in rows.items():
+            low, high = quartiles(values) if len(values) > 1 else (values[0], values[0])
+            label = "write -> pivot" if name == "end_to_end" else name.strip()
+            median = statistics.median(values)
+            print(f"  {label:26}{len(values):7}{median:9.1f}{low:8.1f}{high:8.1f}{p95(values):8.1f}")
+
+
 def main() -> None:
     """Run the trials and print the table."""
     parser = argparse.ArgumentParser(
@@ -183,7 +207,14 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=1, help="untimed trials run first (default 1)")
     parser.add_argument("--raw", type=Path, help="append each trial's times to this file (JSON lines)")
+    parser.add_argument("--pooled", type=Path, nargs="+", help="print the figures of --raw files; no trial")
     args = parser.parse_args()
+    if args.pooled:
+        for file in args.pooled:
+            if not file.is_file():
+                parser.error(f"{file}: no such file (--pooled reads the --raw files of earlier runs)")
+        pooled(args.pooled)
+        return
     if args.trials < 1:
         parser.error("--trials must be at least 1")
 

@@ -14,6 +14,12 @@ resolved for this machine where a default is a share of it. Besides the groups, 
 ``/tmp``, ``/var/tmp`` and ``/dev/shm`` and a test run's ``/tmp`` and ``/dev/shm`` are
 size-limited mounts, and the disk the agent can fill is watched (``session/agent_limits.py``).
 
+A freeze cannot outlive changeup: each session's groups have a keeper (``system/keeper.py``), a
+small process outside them that, once changeup is gone however it went (``SIGKILL`` included),
+thaws the groups, kills every process in them and removes them. Without a keeper the agent is
+not frozen. The freezer is on wherever there is one; ``CHANGEUP_FREEZE=off`` turns it off (the
+run says so).
+
 Where the machine has no control groups changeup can write (not root, no delegation), the
 session goes on with the mounts' sizes, the disk watch and a test run's per-process limits
 (``sandbox.Limits``), and says so: :meth:`SessionGroups.describe` carries the warnings into
@@ -31,6 +37,7 @@ from typing import Any
 from orchestrator.challenge.model import Limits
 from orchestrator.system.cgroups import Cgroup, CgroupError
 from orchestrator.system.hierarchies import Support, support, sweep
+from orchestrator.system.keeper import Keeper, KeeperError
 
 __all__ = ["Bounds", "RunGroup", "SessionGroups", "agent_bounds", "test_bounds"]
 
@@ -124,6 +131,9 @@ class SessionGroups:
         self.problem = problem or where.missing
         self.agent: Cgroup | None = None
         self.tests: Cgroup | None = None
+        #: empties and removes the session's groups once changeup is gone (None: no groups, or none
+        #: could be started, and then the agent is not frozen)
+        self.keeper: Keeper | None = None
         self._runs = 0
 
     @classmethod
@@ -137,9 +147,13 @@ class SessionGroups:
         try:
             session = Cgroup.create(where, f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
             groups = cls(where, agent_side, test_side, session)
-            # The freezer is opt-in (CHANGEUP_FREEZE=on) until a freeze cannot outlive changeup: a
-            # session killed mid-run (its node removed, SIGKILL) left its agent frozen for good.
-            groups.agent = session.child("agent", None if _freezing() else ("memory", "pids", "cpu"))
+            try:
+                groups.keeper = Keeper.start(list(session.paths.values()))
+            except KeeperError as error:
+                groups.problem = str(error)
+            # A freeze only where a keeper would thaw it if changeup died during it.
+            freezing = _freezing() and groups.keeper is not None
+            groups.agent = session.child("agent", None if freezing else ("memory", "pids", "cpu"))
             groups.agent.limit(
                 memory=agent_side.memory_mb * MB, tasks=agent_side.processes, cpus=agent_side.cpus
             )
@@ -151,10 +165,20 @@ class SessionGroups:
             return cls(where, agent_side, test_side, problem=str(error))
         return groups
 
+    def _keep(self) -> None:
+        """A keeper again if the session's died (nothing but root or the OOM killer ends one)."""
+        if self.session is not None and self.keeper is not None and not self.keeper.alive:
+            self.keeper.close()
+            try:
+                self.keeper = Keeper.start(list(self.session.paths.values()))
+            except KeeperError as error:  # rare (no Python could start): said from now on
+                self.keeper, self.problem = None, str(error)
+
     def run(self) -> RunGroup | None:
         """A new group for the next hidden test run, with its limits (None: no groups here)."""
         if self.tests is None:
             return None
+        self._keep()
         self._runs += 1
         bounds = self.test_bounds
         group = self.tests.child(f"run-{self._runs}")
@@ -180,11 +204,12 @@ class SessionGroups:
                     f"no {controller} control group: the agent's and the test runs' {what} are not limited"
                 )
         if self.agent is not None and not self.agent.can_freeze:
-            why = (
-                "the freezer is off (CHANGEUP_FREEZE=on turns it on)"
-                if not _freezing()
-                else "no cgroup freezer"
-            )
+            if not _freezing():
+                why = "the freezer is off (CHANGEUP_FREEZE=off was set)"
+            elif self.keeper is None:
+                why = "no keeper process could be started (a freeze could outlive changeup)"
+            else:
+                why = "no cgroup freezer"
             said.append(
                 f"{why}: the agent is not frozen while hidden tests run, so machine-wide "
                 "counters and timing stay a channel from a running test to a running agent"
@@ -205,11 +230,15 @@ class SessionGroups:
         }
 
     async def aclose(self) -> None:
-        """End every process left in the session's groups, and remove them."""
-        if self.session is not None:
-            await self.session.remove()
+        """End every process left in the session's groups, and remove them; then let the keeper go."""
+        try:
+            if self.session is not None:
+                await self.session.remove()
+        finally:
+            if self.keeper is not None:  # what is left (a removal failed), the keeper tries too
+                self.keeper.close()
 
 
 def _freezing() -> bool:
-    """Whether the agent is to be frozen while hidden tests run: only with ``CHANGEUP_FREEZE=on``."""
-    return os.environ.get("CHANGEUP_FREEZE", "") == "on"
+    """Whether the agent is to be frozen while hidden tests run: unless ``CHANGEUP_FREEZE=off``."""
+    return os.environ.get("CHANGEUP_FREEZE", "") != "off"

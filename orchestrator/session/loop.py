@@ -69,6 +69,12 @@ from triggers import (
 
 __all__ = ["Outcome", "Parts", "Session", "SessionView"]
 
+#: How long a turn that was just given a message runs before a hidden test run freezes it: its
+#: first moments (a CLI starting, reading the message, asking its model) are when a freeze
+#: delays it most; a run requested meanwhile starts that much later instead. Counted from the
+#: message's queueing too: a trigger asks for its run as it queues the message, before delivery.
+HEAD_START = 0.5
+
 Status = Literal["completed", "invalid", "crashed"]
 
 
@@ -153,6 +159,7 @@ class Session:
         self._limits = limits
         self._agent_scope = anyio.CancelScope()
         self._agent_gone = False
+        self._messaged_at = -math.inf  # when a message was last queued for or delivered to the agent
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -246,6 +253,8 @@ class Session:
         elif isinstance(event, CommitMade):
             self._logger.info("commit", sha=event.sha[:10], message=event.message)
         elif event.kind.startswith(("agent.", "message.delivered")):
+            if event.kind == "message.delivered":
+                self._messaged_at = anyio.current_time()
             self.view.agent = {
                 "agent.started": "started",
                 "agent.turn_ended": "idle",
@@ -256,6 +265,7 @@ class Session:
     def _effect(self, action: Any) -> None:
         if isinstance(action, MessageQueued):
             self._messages += 1
+            self._messaged_at = anyio.current_time()
             phase = (
                 self.start or self.challenge.phases[0].id
                 if action.trigger == BRIEFING
@@ -327,6 +337,7 @@ class Session:
         """At most one run at a time; requests made meanwhile coalesce into the next run."""
         while True:
             await self._tests_wanted.wait()
+            await self._head_start()
             self._tests_wanted = anyio.Event()
             request, self._pending = self._pending, None
             assert request is not None
@@ -356,6 +367,12 @@ class Session:
         return TestsResult(
             0.0, request.request, tree, run.phases, run.status, run.detail, round(run.seconds, 3)
         )
+
+    async def _head_start(self) -> None:
+        """Where runs freeze the agent, let a turn just given a message run ``HEAD_START`` first."""
+        group = self._sandbox.cgroup if self._sandbox is not None else None
+        if group is not None and group.can_freeze:
+            await anyio.sleep_until(self._messaged_at + HEAD_START)
 
     @contextlib.asynccontextmanager
     async def _agent_frozen(self, request: int) -> AsyncIterator[None]:

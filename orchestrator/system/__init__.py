@@ -9,6 +9,8 @@ does one thing to the machine and says plainly when the machine will not let it.
 - :mod:`orchestrator.system.pipes`: a results pipe only the runner holds.
 - :mod:`orchestrator.system.cgroups`: a control group for a tree of processes.
 - :mod:`orchestrator.system.hierarchies`: where control groups can be made on this machine.
+- :mod:`orchestrator.system.keeper`: a process that empties and removes control groups once their
+  owner is gone (``keeper_program.py`` is its program).
 - :mod:`orchestrator.system.footprint`: disk taken under folders, full private mounts.
 - :mod:`orchestrator.system.forkserver`: a process that has done its imports, forking a child per request.
 - :mod:`orchestrator.system.closure`: a program with what it needs to run (libraries, packages).
@@ -36,12 +38,15 @@ from orchestrator.system.closure import (
 )
 from orchestrator.system.footprint import disk_usage, full_mounts
 from orchestrator.system.hierarchies import Support, support, sweep
+from orchestrator.system.keeper import Keeper, KeeperError
 from orchestrator.system.pipes import ResultPipe
 
 __all__ = [
     "Cgroup",
     "CgroupError",
     "DebianPackage",
+    "Keeper",
+    "KeeperError",
     "ResultPipe",
     "Support",
     "Usage",

@@ -15,8 +15,8 @@ On the third socket the server writes ``{"pid": PID}`` once the child is forked 
 ``{"exit": CODE}`` once it has ended (negative: killed by that signal), one JSON object a line,
 then closes it. The server is a child subreaper: a process a child left behind is adopted by
 it and killed at once (looked for at every child's end and every second, as an adoption
-sends no signal). The server dies with its parent (``SIGKILL``); when its requests' socket
-closes, it kills every child still running and exits.
+sends no signal; one a v1 freezer holds is thawed to die). The server dies with its parent
+(``SIGKILL``); when its requests' socket closes, it kills every child still running and exits.
 
 The server forks from its one thread and runs no event loop, so each child starts from a
 clean interpreter whose imports are done (the prior art: Android's zygote, ``multiprocessing``'s
@@ -46,6 +46,8 @@ from typing import Any, NoReturn, TextIO
 
 import anyio
 from anyio.abc import SocketStream, UNIXSocketStream
+
+from orchestrator.system.hierarchies import let_die
 
 __all__ = ["SERVE", "ForkServer", "ForkServerError", "Forked", "serve"]
 
@@ -190,6 +192,7 @@ def _serve(function: Callable[[dict[str, Any]], int], requests: socket.socket) -
         for adopted in set(_children_of(me)) - set(children):  # left behind by a child that ended
             with contextlib.suppress(ProcessLookupError):
                 os.kill(adopted, signal.SIGKILL)
+                let_die(adopted)  # a frozen agent its session left: its group's thaw lets it die
         if requests.fileno() not in ready:
             continue
         message, fds, _, _ = socket.recv_fds(requests, _REQUEST, 3)

@@ -7,7 +7,8 @@ controllers), else the parent of its own group (a delegated subtree); for v1 (a 
 controller: ``memory``, ``pids``, ``cpu``, ``freezer``) its own group in each. A place counts
 only once a group has been made there and removed. Where none is writable (not root, no
 delegation), :class:`Support` says why, controller by controller; ``CHANGEUP_CGROUPS=none``
-turns them off. :func:`sweep` removes the groups a killed process left behind.
+turns them off. :func:`sweep` removes the groups a killed process left behind, and
+:func:`let_die` thaws the v1 freezer group of a process that was sent SIGKILL.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, NamedTuple
 
 from orchestrator.system.cgroups import CONTROLLERS, LIMITERS, CgroupError, enable_controllers, remove_groups
 
-__all__ = ["Support", "support", "sweep"]
+__all__ = ["Support", "let_die", "support", "sweep"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,26 @@ def sweep(where: Support, prefix: str) -> None:
                     continue
                 with contextlib.suppress(OSError):
                     remove_groups(entry)
+
+
+def let_die(pid: int) -> None:
+    """Thaw the v1 freezer group of process ``pid``, which was sent SIGKILL: frozen by a v1
+    freezer, a process takes no signal until it is thawed (a v2 freezer lets a fatal one through).
+    Every process of that group runs again, so only for a group whose processes are all to die."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        mounts = _mounts()
+    except OSError:
+        return
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "freezer" not in controllers.split(","):
+            continue
+        for mount in (m for m in mounts if m.fstype == "cgroup" and "freezer" in m.options):
+            with contextlib.suppress(OSError, ValueError):
+                state = _inside(mount, path) / "freezer.state"
+                if state.read_text().strip() != "THAWED":
+                    state.write_text("THAWED")
 
 
 def _alive(pid: int) -> bool:

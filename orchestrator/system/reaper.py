@@ -9,8 +9,9 @@ commands under this reaper, which
 - becomes a *child subreaper* (``PR_SET_CHILD_SUBREAPER``): anything its command leaves
   behind, even after ``setsid`` and a double fork, is re-parented to it, not to init;
 - when the command exits, or the reaper is told to stop (``SIGTERM``), or changeup dies
-  (``PR_SET_PDEATHSIG``), kills every process below it until none is left, then exits with
-  the command's status;
+  (``PR_SET_PDEATHSIG``), kills every process below it until none is left (thawing the v1
+  freezer group of one that is frozen, or it would never die), then exits with the command's
+  status;
 - with ``--pids N`` and when it can (root, a writable pids cgroup), puts itself and so the
   whole tree into a cgroup of at most N processes: ``RLIMIT_NPROC`` does nothing for root.
 """
@@ -57,9 +58,32 @@ def kill_all(me: int) -> None:
         for pid in below:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+                let_die(pid)
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
+
+
+def let_die(pid: int) -> None:
+    """Thaw the v1 freezer group of ``pid``, sent SIGKILL: a frozen process takes no signal until
+    thawed (as ``system/hierarchies.let_die``; this script imports nothing of changeup)."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as handle:
+            path = next(line.split(":", 2)[2].strip() for line in handle if ":freezer:" in line)
+        with open("/proc/self/mountinfo") as handle:
+            mounts = [line.split() for line in handle if " - cgroup " in line and "freezer" in line]
+    except (OSError, StopIteration):
+        return
+    for fields in mounts:
+        root, point = fields[3], fields[4]
+        relative = os.path.relpath(path, root) if root != "/" else path.lstrip("/")
+        state = os.path.join(point, "" if relative == "." else relative, "freezer.state")
+        with contextlib.suppress(OSError):
+            with open(state) as handle:
+                frozen = handle.read().strip() != "THAWED"
+            if frozen:
+                with open(state, "w") as handle:
+                    handle.write("THAWED")
 
 
 def limit_processes(count: int) -> None:

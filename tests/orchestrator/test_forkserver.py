@@ -3,6 +3,9 @@ of theirs left behind once one is killed or the server is closed."""
 
 from __future__ import annotations
 
+import os
+import secrets
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +15,9 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 
+from orchestrator.grading.processes import reaped
 from orchestrator.system.forkserver import Forked, ForkServer
+from orchestrator.system.hierarchies import support
 from tests.cli import REPO, environment
 from tests.scale.conftest import marked, wait_for
 
@@ -99,3 +104,69 @@ def test_a_killed_child_ends_by_its_signal_and_what_it_left_running_is_killed(tm
     wait_for("no process left behind", lambda: not marked(marker), bound=60)
     assert closed is None
     assert not Path(f"/proc/{other}").exists()
+
+
+FREEZER = dict(support().bases).get("freezer") if support().version == 1 else None
+
+
+@pytest.mark.skipif(
+    FREEZER is None or os.geteuid() != 0,
+    reason="LOUD SKIP: no writable cgroup v1 freezer hierarchy as root; CI is root with one",
+)
+def test_what_a_killed_child_left_frozen_is_thawed_to_die() -> None:
+    """A child leaves a process that a v1 freezer holds (killed when its parent dies, as bubblewrap's
+    --die-with-parent) and is killed: the server, which adopts the process, thaws its group so the
+    SIGKILL lands, and nothing of it is left, frozen or not."""
+    assert FREEZER is not None
+    group = FREEZER / f"changeup-forktest-{os.getpid()}-{secrets.token_hex(3)}"
+    group.mkdir()
+    seconds = f"3600.{secrets.randbelow(10**9):09d}"  # its mark in the process table
+    server = start()
+
+    async def main() -> bytes:
+        child = await server.spawn({"freeze": [str(group), seconds], "sleep": 3600})
+        said = await child.stdout.receive()
+        child.kill()
+        await child.wait()
+        await child.aclose()
+        return said
+
+    try:
+        assert anyio.run(main) == b"frozen\n"
+        wait_for("the frozen process gone", lambda: not marked(seconds), bound=60)
+    finally:
+        server.close()
+        (group / "freezer.state").write_text("THAWED")  # were it left, it could not be killed
+        for pid in marked(seconds):
+            os.kill(pid, 9)
+        wait_for("the group empty", lambda: not (group / "cgroup.procs").read_text().split(), bound=60)
+        group.rmdir()
+
+
+@pytest.mark.skipif(
+    FREEZER is None or os.geteuid() != 0,
+    reason="LOUD SKIP: no writable cgroup v1 freezer hierarchy as root; CI is root with one",
+)
+def test_the_reaper_thaws_a_frozen_process_below_it_to_kill_it() -> None:
+    """A command under the reaper leaves a process in a v1 freezer group, frozen, and exits: the
+    reaper, killing everything below it, thaws that group so the kill lands, and ends."""
+    assert FREEZER is not None
+    group = FREEZER / f"changeup-reapertest-{os.getpid()}-{secrets.token_hex(3)}"
+    group.mkdir()
+    seconds = f"3600.{secrets.randbelow(10**9):09d}"
+    leave = (  # a sleeper in the group, frozen, and the command ends
+        f'sh -c \'echo $$ > "$1/cgroup.procs"; exec sleep {seconds}\' _ "$1" & '
+        'while [ -z "$(cat "$1/cgroup.procs")" ]; do sleep 0.01; done; echo FROZEN > "$1/freezer.state"'
+    )
+    try:
+        done = subprocess.run(
+            reaped(["sh", "-c", leave, "_", str(group)]), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        wait_for("the frozen process gone", lambda: not marked(seconds), bound=60)
+    finally:
+        (group / "freezer.state").write_text("THAWED")
+        for pid in marked(seconds):
+            os.kill(pid, 9)
+        wait_for("the group empty", lambda: not (group / "cgroup.procs").read_text().split(), bound=60)
+        group.rmdir()

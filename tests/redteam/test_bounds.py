@@ -10,8 +10,12 @@ process or control group of the session is left.
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,7 @@ import yaml
 
 from orchestrator.system.cgroups import CONTROLLERS
 from orchestrator.system.hierarchies import support
+from tests.cli import CHANGEUP, environment
 from tests.redteam.common import (
     AGENTS,
     DETECTED,
@@ -116,7 +121,6 @@ def test_an_agent_flooding_memory_processes_tmp_and_disk_is_bounded_logged_and_s
         "REDTEAM_MEMORY_MB": "256",
         "REDTEAM_PROCESSES": "64",
         "REDTEAM_DISK_MB": "64",
-        "CHANGEUP_FREEZE": "on",  # the freezer is opt-in; this run shows it with the floods
     }
     report, folder = run(
         challenge, f"command:python3 {AGENTS / 'floods.py'}", tmp_path / "runs", *KIT, env=env
@@ -212,7 +216,7 @@ def _hidden_byte() -> int:
 
 @needs_bubblewrap
 @needs_cgroups
-@pytest.mark.parametrize("freezer", ["on (CHANGEUP_FREEZE=on)", "off (the default)"])
+@pytest.mark.parametrize("freezer", ["on (the default)", "off (CHANGEUP_FREEZE=off)"])
 def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Path, freezer: str) -> None:
     """Code under test signals a byte of the hidden tests through the machine's Shmem total
     (memfds of a size per bit) while the agent, alive, polls /proc/meminfo. With the agent frozen
@@ -221,7 +225,7 @@ def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Pat
     loudly that the channel is open."""
     challenge = _target(tmp_path / "target", test_run="30s")
     on = freezer.startswith("on")
-    env = {"REDTEAM_WATCH": "8"} | ({"CHANGEUP_FREEZE": "on"} if on else {})
+    env = {"REDTEAM_WATCH": "8"} | ({} if on else {"CHANGEUP_FREEZE": "off"})
     report, folder = run(
         challenge, f"process:python3 {AGENTS / 'shmem_channel.py'}", tmp_path / "runs", env=env
     )
@@ -236,8 +240,75 @@ def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Pat
         assert observed.splitlines()[0] == f"byte {_hidden_byte()}", "the control must read the channel"
         assert frozen == []
         warnings = " ".join(report["bounds"]["warnings"])
-        assert "the freezer is off (CHANGEUP_FREEZE=on turns it on)" in warnings
+        assert "the freezer is off (CHANGEUP_FREEZE=off was set)" in warnings
         assert "not frozen while hidden tests run" in warnings
         assert "NOT BOUNDED" in (folder / "report.md").read_text()
     assert report["run"]["status"] == "completed", report["run"]
     assert _groups_left(folder) == []
+
+
+def _frozen(pid: int) -> bool:
+    """Whether the agent group of the changeup with this pid is frozen (v1 or v2)."""
+    for key, base in CGROUPS.bases:
+        for agent in base.glob(f"changeup-{pid}-*/agent"):
+            if key == "freezer" and (agent / "freezer.state").read_text().strip() == "FROZEN":
+                return True
+            if key == "unified" and "frozen 1" in (agent / "cgroup.events").read_text():
+                return True
+    return False
+
+
+def _patience(seconds: float) -> float:
+    """``seconds`` on a quiet machine, more on a busy one (its load per CPU)."""
+    return seconds * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+@needs_bubblewrap
+@needs_cgroups
+def test_a_session_killed_during_a_test_run_leaves_no_agent_frozen_or_alive(tmp_path: Path) -> None:
+    """changeup is SIGKILLed while a hidden test run is in progress and its agent (a child and a
+    setsid daemon with it) is frozen: promptly, with nobody calling changeup again, none of the
+    agent's processes is left, frozen or running, and none of the session's groups; the keeper
+    says what it did on changeup's standard error."""
+    challenge = _target(tmp_path / "target", test_run="300s", session="10min")
+    token = _token()
+    out, stderr = tmp_path / "runs", tmp_path / "stderr"
+    agent = f"process:python3 {AGENTS / 'outlives.py'}"
+    with stderr.open("w") as said:
+        changeup = subprocess.Popen(
+            [*CHANGEUP, "run", str(challenge), "--agent", agent, "--out", str(out), "-q"],
+            env=environment({"REDTEAM_TOKEN": token}),
+            stdout=subprocess.DEVNULL,
+            stderr=said,
+        )
+    try:
+        deadline = time.monotonic() + _patience(120)
+        folder = None
+        while time.monotonic() < deadline and changeup.poll() is None:
+            folder = next(iter(out.iterdir()), None) if out.is_dir() else None
+            if folder is not None and (folder / "pid").is_file() and _survivors(token):
+                kinds = [r["kind"] for r in records(folder)]
+                # A run started after the turn that wrote the slow code: it tests that code.
+                turn = kinds.index("agent.turn_ended") if "agent.turn_ended" in kinds else len(kinds)
+                if "tests.started" in kinds[turn:] and _frozen(changeup.pid):
+                    break
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"the agent was never frozen in its slow run:\n{stderr.read_text()[-3000:]}")
+        assert folder is not None
+        changeup.send_signal(signal.SIGKILL)
+        changeup.wait()
+
+        deadline = time.monotonic() + _patience(30)
+        left: list[object] = ["not looked yet"]
+        while time.monotonic() < deadline:
+            left = [*_survivors(token), *_survivors(str(AGENTS / "outlives.py")), *_groups_left(folder)]
+            if not left:
+                break
+            time.sleep(0.05)
+        assert left == [], f"left after changeup was killed: {left}"
+        assert f"changeup keeper: process {changeup.pid} ended without removing" in stderr.read_text()
+    finally:
+        if changeup.poll() is None:
+            changeup.kill()
+            changeup.wait()
