@@ -15,9 +15,9 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 
-from orchestrator.grading.processes import reaped
 from orchestrator.system.forkserver import Forked, ForkServer
 from orchestrator.system.hierarchies import support
+from orchestrator.system.processes import reaped
 from tests.cli import REPO, environment
 from tests.scale.conftest import marked, wait_for
 
