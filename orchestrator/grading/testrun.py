@@ -546,7 +546,11 @@ class PytestRunner:
             name=name,
         )
         if self._warm is not None:
-            nproc = self.sandbox.limits.nproc(self.sandbox.test_uid())
+            # RLIMIT_NPROC counts every process of the tests' user machine-wide, so runs of other
+            # sessions at the same moment eat its budget: where the run's own group bounds its
+            # processes (pids.max, counted per run), it is that group's limit alone.
+            bounded = group is not None and "pids" in group.cgroup.controllers
+            nproc = None if bounded else self.sandbox.limits.nproc(self.sandbox.test_uid())
             # The run's group, where the zygote has it (Sandbox.warm binds the tests' groups there).
             procs = [str(INSIDE / "cgroup" / key / p.name / "cgroup.procs") for key, p in _paths(group)]
             try:

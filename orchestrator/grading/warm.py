@@ -99,12 +99,13 @@ class WarmInterpreter:
         args: Sequence[str],
         *,
         timeout: float,
-        nproc: int,
+        nproc: int | None,
         tmp_mb: int | None = None,
         cgroup: Sequence[str] = (),
     ) -> Finished:
         """Run the bootstrap with ``settings`` and pytest ``args`` on run folder ``folder``, with
-        ``/tmp`` and ``/dev/shm`` of ``tmp_mb`` each, in the control group whose ``cgroup.procs``
+        at most ``nproc`` processes of its user (None: not lowered), ``/tmp`` and ``/dev/shm`` of
+        ``tmp_mb`` each, in the control group whose ``cgroup.procs``
         files (as the zygote sees them) are ``cgroup``."""
         async with self._lock:
             await self.start()

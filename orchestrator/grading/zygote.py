@@ -10,7 +10,7 @@ prior art is Android's zygote and ``multiprocessing``'s forkserver.
 
 Protocol, one JSON object a line. Requests on stdin::
 
-    {"run": N, "folder": NAME, "settings": {...}, "args": [...], "timeout": S, "nproc": P,
+    {"run": N, "folder": NAME, "settings": {...}, "args": [...], "timeout": S, "nproc": P or null,
      "tmp_mb": M, "cgroup": [PROCS...]}
     {"cancel": N}
 
@@ -405,8 +405,11 @@ class Init:
             (resource.RLIMIT_NOFILE, limits["open_files"]),
             (resource.RLIMIT_CPU, limits["cpu_seconds"]),
             (resource.RLIMIT_FSIZE, limits["file_mb"] * 1024 * 1024),
-            (resource.RLIMIT_NPROC, int(self.request["nproc"])),
+            (resource.RLIMIT_NPROC, self.request["nproc"]),
         ):
+            if value is None:  # the run's control group bounds its processes
+                continue
+            value = int(value)
             hard = resource.getrlimit(kind)[1]
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(kind, (value, value))
