@@ -32,7 +32,7 @@ agents: $(STAMP)
 # can rot: a crash fails the target; a missed goal does not (it only matters at full size).
 # The suite includes the real_cli tests: the real agent CLIs against the scripted model server.
 test: lint agents
-	$(BIN)/python -m pytest -q --cov --cov-report=term-missing:skip-covered
+	$(BIN)/python -m pytest -q --durations=25 --cov --cov-report=term-missing:skip-covered
 	$(BIN)/python benchmarks/engine.py --events 20000
 	$(BIN)/python benchmarks/replay.py --events 2000 --repeat 1
 	$(BIN)/python benchmarks/latency.py --trials 1 --warmup 0
