@@ -133,7 +133,7 @@ def test_a_challenge_needing_another_python_is_refused_saying_which(tmp_path: Pa
             "    isolation: subprocess\n", ("    isolation: subprocess\n    requires_python: '>=3.99'\n")
         )
     )
-    needs = "ledger needs Python >=3.99 (testing.requires_python) and changeup grades with Python"
+    needs = "ledger needs Python >=3.99 (testing.requires_python): no Python >=3.99 on this machine"
     checked = changeup("validate", str(dest))
     assert checked.returncode == 0
     assert f"warning: {needs}" in checked.stdout + checked.stderr
