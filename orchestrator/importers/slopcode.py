@@ -28,6 +28,7 @@ from orchestrator.importers.draft import (
     slug,
 )
 from orchestrator.importers.environment import Needs, first_unparsed, on_this_machine, string_literals
+from orchestrator.importers.phase_skips import skipped_from
 from orchestrator.importers.pytest_files import DeclaredTest, declared_tests, imported_modules
 
 __all__ = ["draft_slopcode"]
@@ -301,6 +302,7 @@ def draft_slopcode(source: Path) -> Draft:
     briefing = f"Your program is run from the workspace root as `{run}`.\n\n{specs[0]}"
     solutions = _reference(source, names, out)
     _support(source, config, names, out)
+    _skipping(test_dir, names, phases, out)
     _retirements(checkpoints, phases, out)
     out.files[INI] = _ini(markers, config)
     testing_all: dict[str, Any] = {
@@ -393,6 +395,27 @@ def _retirements(
                 f"{name}'s include_prior_tests: false → the checkpoints before it retire when it unlocks "
                 "(retire:): their tests stop running, and each is scored on its last run before then"
             )
+
+
+def _skipping(tests: Path, names: list[str], phases: list[dict[str, Any]], out: Draft) -> None:
+    """A checkpoint whose every test skips itself from a later checkpoint on retires when that one
+    unlocks: the benchmark counts a checkpoint's tests at later checkpoints as regression, outside
+    its pass policy, and these say they no longer apply there (``phase_skips.py``)."""
+    numbers = [int(m[1]) if (m := re.search(r"(\d+)$", name)) else None for name in names]
+    for n, name in enumerate(names):
+        skip = skipped_from(tests / f"test_{name}.py")
+        if skip is None:
+            continue
+        later = next((k for k in range(n + 1, len(names)) if (numbers[k] or 0) >= skip.number), None)
+        if later is None:
+            continue
+        phases[n]["retire"] = "on-next-unlock" if later == n + 1 else {"on-unlock": names[later]}
+        said = f" ({skip.reason!r})" if skip.reason else ""
+        out.mapped.append(
+            f"test_{name}.py skips every test from checkpoint {skip.number} on{said} → {name} retires when "
+            f"{names[later]} unlocks (retire:): scored on its last run before, as the benchmark's pass "
+            "policy counts only the current checkpoint's tests"
+        )
 
 
 def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, Any]:
