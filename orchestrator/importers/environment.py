@@ -44,12 +44,12 @@ KNOWN_PROGRAMS = {
 }  # fmt: skip
 #: Utilities that shell text commonly runs (not builtins of bash or dash).
 UTILITIES = {
-    "awk", "base64", "basename", "cat", "chmod", "cksum", "cmp", "cp", "cut", "date", "dd", "df",
-    "diff", "dirname", "du", "env", "expr", "find", "grep", "gzip", "head", "hostname",
-    "id", "ln", "ls", "md5sum", "mkdir", "mktemp", "mv", "nl", "od", "paste", "readlink",
-    "realpath", "rev", "rm", "rmdir", "sed", "seq", "sha1sum", "sha256sum", "sleep", "sort",
-    "split", "stat", "tac", "tail", "tar", "tee", "timeout", "touch", "tr", "truncate", "uname",
-    "uniq", "wc", "whoami", "xargs", "yes",
+    "awk", "base64", "basename", "bunzip2", "bzcat", "bzip2", "cat", "chmod", "cksum", "cmp", "cp",
+    "cut", "date", "dd", "df", "diff", "dirname", "du", "env", "expr", "find", "grep", "gunzip",
+    "gzip", "head", "hostname", "id", "ln", "ls", "md5sum", "mkdir", "mktemp", "mv", "nl", "od",
+    "paste", "printenv", "readlink", "realpath", "rev", "rm", "rmdir", "sed", "seq", "sha1sum",
+    "sha256sum", "sleep", "sort", "split", "stat", "tac", "tail", "tar", "tee", "timeout", "touch",
+    "tr", "truncate", "uname", "uniq", "unxz", "wc", "whoami", "xargs", "xz", "xzcat", "yes", "zcat",
 }  # fmt: skip
 #: Shell keywords and builtins (bash and dash): never programs.
 _SHELL_OWN = {

@@ -14,7 +14,7 @@ import yaml
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.importers import import_task
-from orchestrator.importers.environment import command_words
+from orchestrator.importers.environment import command_words, shell_utilities
 from orchestrator.importers.harbor import draft_harbor
 from orchestrator.importers.slopcode import draft_slopcode
 from tests.cli import REPO, changeup
@@ -244,3 +244,12 @@ def test_the_programs_a_shell_script_runs(script: str, words: list[str]) -> None
     """The first word of each command: after keywords and assignments, never a builtin, a function
     the script defines, a path to the task's own files, or a word in a comment."""
     assert command_words(script) == words
+
+
+def test_shell_text_that_decompresses_or_reads_the_environment_declares_its_utilities() -> None:
+    """A server that runs the commands its tests send (``bzcat data.csv.bz2``, ``printenv NAME``):
+    each of those programs is a well-known utility, declared for the tests' private root."""
+    assert shell_utilities("bzcat data.csv.bz2 | wc -l") == ["bzcat", "wc"]
+    assert shell_utilities("zcat data.json.gz") == ["zcat"]
+    assert shell_utilities("printenv GREETING") == ["printenv"]
+    assert shell_utilities("xzcat a.xz; gunzip -c b.gz") == ["xzcat", "gunzip"]
