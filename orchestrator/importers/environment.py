@@ -27,12 +27,18 @@ __all__ = [
     "Needs",
     "command_words",
     "first_unparsed",
+    "missing_tool",
     "on_this_machine",
     "shell_functions",
     "shell_utilities",
     "string_literals",
 ]
 
+#: How to install a tool a machine lacks, where one command does it on any Linux.
+INSTALL = {
+    "uv": "pip install uv (PyPI ships it as a binary), then put the bin folder it lands in on PATH",
+    "uvx": "pip install uv (PyPI ships it as a binary), then put the bin folder it lands in on PATH",
+}
 #: Programs the grading environment provides: never declared as tools.
 PROVIDED = {"python", "python3", "pip", "pip3", "pytest", "py.test"}
 #: Programs well known enough that an argv list starting with one is taken to run it.
@@ -264,6 +270,13 @@ def _interpreter(line: str) -> str:
 def on_this_machine(tool: str) -> bool:
     """Whether this machine has the program ``tool`` on its ``PATH``."""
     return shutil.which(tool) is not None
+
+
+def missing_tool(tool: str) -> str:
+    """What an import report says of a declared tool this machine lacks, with how to install it
+    where one command does."""
+    hint = f": {INSTALL[tool]}" if tool in INSTALL else ""
+    return f"tool {tool}: not on this machine's PATH; install it before running this challenge{hint}"
 
 
 def first_unparsed(root: Path, files: Iterable[Path]) -> str:

@@ -27,9 +27,16 @@ from orchestrator.importers.draft import (
     read_yaml,
     slug,
 )
-from orchestrator.importers.environment import Needs, first_unparsed, on_this_machine, string_literals
+from orchestrator.importers.environment import (
+    Needs,
+    first_unparsed,
+    missing_tool,
+    on_this_machine,
+    string_literals,
+)
 from orchestrator.importers.phase_skips import skipped_from
 from orchestrator.importers.pytest_files import DeclaredTest, declared_tests, imported_modules
+from orchestrator.system.interpreters import NoInterpreter, interpreter_for
 
 __all__ = ["draft_slopcode"]
 
@@ -449,9 +456,7 @@ def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, A
                 + ")"
             )
             if missing:
-                out.dropped.append(
-                    f"tool {name}: not on this machine's PATH; install it before running this challenge"
-                )
+                out.dropped.append(missing_tool(name))
     own = {p.stem if p.suffix == ".py" else p.name for folder in solutions for p in folder.iterdir()}
     imported = set().union(*(imported_modules(p) for p in tests)) if tests else set()
     if imported & own:
@@ -470,6 +475,11 @@ def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, A
         found["requires_python"] = f">={BENCHMARK_PYTHON}"
         out.mapped.append(
             f"{unparsed} on Python {platform.python_version()}; the benchmark runs Python "
-            f"{BENCHMARK_PYTHON} → testing.requires_python: '>={BENCHMARK_PYTHON}'"
+            f"{BENCHMARK_PYTHON} → testing.requires_python: '>={BENCHMARK_PYTHON}' (its tests are graded "
+            "on an interpreter that satisfies it: docs/authoring.md)"
         )
+        try:
+            interpreter_for(found["requires_python"])
+        except NoInterpreter as error:
+            out.dropped.append(f"Python >={BENCHMARK_PYTHON}: {error}")
     return found
