@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 __all__ = [
     "Needs",
     "command_words",
+    "crates",
     "first_unparsed",
     "missing_tool",
     "on_this_machine",
@@ -34,6 +35,7 @@ __all__ = [
     "string_literals",
 ]
 
+_DEPENDENCIES = re.compile(r"^\[dependencies\][ \t]*\n((?:[ \t]*[A-Za-z0-9_-]+[ \t]*=.*\n?)+)", re.MULTILINE)
 #: How to install a tool a machine lacks, where one command does it on any Linux.
 INSTALL = {
     "uv": "pip install uv (PyPI ships it as a binary), then put the bin folder it lands in on PATH",
@@ -270,6 +272,18 @@ def _interpreter(line: str) -> str:
 def on_this_machine(tool: str) -> bool:
     """Whether this machine has the program ``tool`` on its ``PATH``."""
     return shutil.which(tool) is not None
+
+
+def crates(texts: Iterable[str]) -> list[str]:
+    """The crates a ``Cargo.toml`` in ``texts`` depends on (its ``[dependencies]`` section's names,
+    written out by a program or a test): cargo fetches them from crates.io."""
+    names: list[str] = []
+    for text in texts:
+        for section in _DEPENDENCIES.findall(text):
+            names += [
+                n for n in re.findall(r"^\s*([A-Za-z0-9_-]+)\s*=", section, re.MULTILINE) if n not in names
+            ]
+    return names
 
 
 def missing_tool(tool: str) -> str:

@@ -29,6 +29,7 @@ from orchestrator.importers.draft import (
 )
 from orchestrator.importers.environment import (
     Needs,
+    crates,
     first_unparsed,
     missing_tool,
     on_this_machine,
@@ -367,8 +368,9 @@ def draft_slopcode(source: Path) -> Draft:
         "scored by its own pass policy, rather than as the current checkpoint's regression group",
         "stopping at the first checkpoint that misses its policy: changeup moves on and counts what fails",
         "the oracle's own failures: list any test the reference fails under calibration.reference_may_fail",
-        "the Docker environment: tests run in changeup's sandbox, with this machine's Python as `python` "
-        "and the tools and data testing.tools / testing.data declare",
+        "the Docker environment: tests run in changeup's sandbox, without network, with the grading "
+        "interpreter as `python` (changeup's own, or one testing.requires_python finds) and the tools "
+        "and data testing.tools / testing.data declare",
     ]
     return out
 
@@ -457,6 +459,13 @@ def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, A
             )
             if missing:
                 out.dropped.append(missing_tool(name))
+    if "cargo" in needs.tools and (
+        wanted := crates(t for p in [*tests, *program] for t in string_literals(p))
+    ):
+        out.dropped.append(
+            f"the crates.io crates the tests' cargo builds fetch ({', '.join(wanted)}): hidden tests run "
+            "without network, so those builds fail (Could not resolve host: index.crates.io)"
+        )
     own = {p.stem if p.suffix == ".py" else p.name for folder in solutions for p in folder.iterdir()}
     imported = set().union(*(imported_modules(p) for p in tests)) if tests else set()
     if imported & own:

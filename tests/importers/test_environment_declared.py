@@ -14,7 +14,7 @@ import yaml
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.importers import import_task
-from orchestrator.importers.environment import command_words, shell_utilities
+from orchestrator.importers.environment import command_words, crates, shell_utilities
 from orchestrator.importers.harbor import draft_harbor
 from orchestrator.importers.slopcode import draft_slopcode
 from tests.cli import REPO, changeup
@@ -253,3 +253,11 @@ def test_shell_text_that_decompresses_or_reads_the_environment_declares_its_util
     assert shell_utilities("zcat data.json.gz") == ["zcat"]
     assert shell_utilities("printenv GREETING") == ["printenv"]
     assert shell_utilities("xzcat a.xz; gunzip -c b.gz") == ["xzcat", "gunzip"]
+
+
+def test_the_crates_a_generated_cargo_manifest_depends_on_are_named() -> None:
+    """A program that writes a Cargo.toml names its crates.io dependencies: the import says those
+    builds cannot fetch them; a manifest without dependencies names none."""
+    manifest = '[package]\nname = "gen"\n\n[dependencies]\nserde = {{ version = "1" }}\nserde_json = "1"\n'
+    assert crates(["other text", manifest, manifest]) == ["serde", "serde_json"]
+    assert crates(['[package]\nname = "gen"\n\n[dependencies]\n']) == []
