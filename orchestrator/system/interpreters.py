@@ -9,9 +9,10 @@ it, found in this order, the first that does winning:
 3. each ``python3.N`` on ``PATH``, the lowest version first (the specifier's floor is what its
    author ran; a newer one may have removed what the code uses).
 
-A candidate is asked its own version and executable (``python -I -c ...``): one that does not
-answer (a pyenv shim for a version pyenv does not select, a broken link) is passed over and
-named in the refusal, so a refusal says every place looked at and what was found there.
+A ``python3.N`` is asked only where some 3.N.x satisfies the specifier. A candidate is asked
+its own version and executable (``python -I -c ...``). One that does not answer (a pyenv shim
+for a version pyenv does not select, a broken link) is passed over and named in the refusal,
+so a refusal says every place looked at and what was found there.
 """
 
 from __future__ import annotations
