@@ -36,7 +36,12 @@ from orchestrator.importers.environment import (
     string_literals,
 )
 from orchestrator.importers.phase_skips import skipped_from
-from orchestrator.importers.pytest_files import DeclaredTest, declared_tests, imported_modules
+from orchestrator.importers.pytest_files import (
+    DeclaredTest,
+    declared_tests,
+    exit_only_tests,
+    imported_modules,
+)
 from orchestrator.system.interpreters import NoInterpreter, interpreter_for
 
 __all__ = ["draft_slopcode"]
@@ -298,7 +303,12 @@ def draft_slopcode(source: Path) -> Draft:
         else:
             out.dropped.append(f"{name} has no core tests: it passes when every one of its tests passes")
         phases.append(phase)
-        may_pass += [f"{name}/{test_file.name}::{t.name}" for t in grouped["error"]]
+        failing_exit = exit_only_tests(test_file)
+        may_pass += [
+            f"{name}/{test_file.name}::{t.name}"
+            for t in tests
+            if t in grouped["error"] or t.name in failing_exit
+        ]
         if any(t.case_marks for t in tests):
             out.dropped.append(
                 f"{test_file.name}: cases with marks of their own are grouped by them when the tests run, "
@@ -361,7 +371,8 @@ def draft_slopcode(source: Path) -> Draft:
     ]
     if may_pass:
         out.mapped.append(
-            "error-marked tests → calibration.starter_may_pass (a non-zero exit passes on an empty starter)"
+            "error-marked tests, and tests whose every assertion is a non-zero exit → "
+            "calibration.starter_may_pass (a non-zero exit passes on an empty starter)"
         )
     out.dropped += [
         "REGRESSION by file: earlier checkpoints' tests stay in the suite as their own phases, each "

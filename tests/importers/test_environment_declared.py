@@ -261,3 +261,34 @@ def test_the_crates_a_generated_cargo_manifest_depends_on_are_named() -> None:
     manifest = '[package]\nname = "gen"\n\n[dependencies]\nserde = {{ version = "1" }}\nserde_json = "1"\n'
     assert crates(["other text", manifest, manifest]) == ["serde", "serde_json"]
     assert crates(['[package]\nname = "gen"\n\n[dependencies]\n']) == []
+
+
+EXIT_TESTS = """
+
+@pytest.mark.functionality
+def test_an_unknown_command_is_rejected(ledger):
+    result = ledger("frobnicate")
+    assert result.returncode != 0
+
+
+class TestRejections:
+    def test_a_bad_amount_exits_2(self, ledger, data):
+        assert ledger("total", str(data / "bad.txt")).returncode == 2
+
+    def test_a_bad_amount_is_named(self, ledger, data):
+        result = ledger("total", str(data / "bad.txt"))
+        assert result.returncode != 0
+        assert "bad amount" in result.stderr
+"""
+
+
+def test_tests_that_only_need_a_failed_exit_may_pass_on_the_starter(tmp_path: Path) -> None:
+    """An empty starter cannot run, so a test whose every assertion is a non-zero exit passes on it,
+    whatever its marker: listed under starter_may_pass; a test that also checks output is not."""
+    source = ledger_copy(tmp_path)
+    test = source / "tests" / "test_checkpoint_2.py"
+    test.write_text(test.read_text() + EXIT_TESTS)
+    may_pass = draft_slopcode(source).challenge["calibration"]["starter_may_pass"]
+    assert "checkpoint_2/test_checkpoint_2.py::test_an_unknown_command_is_rejected" in may_pass
+    assert "checkpoint_2/test_checkpoint_2.py::TestRejections::test_a_bad_amount_exits_2" in may_pass
+    assert not any(m.endswith("test_a_bad_amount_is_named") for m in may_pass)
