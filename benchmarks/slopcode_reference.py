@@ -6,7 +6,10 @@ with ``changeup import slopcode`` and runs its reference with ``changeup run --a
 scripted`` (or ``changeup calibrate --trials 0`` with ``--calibrate``), the CLI's own path.
 Per problem it prints whether the reference reaches full marks under the benchmark's pass
 policy (core cases, as imported: ``passes: [core]``), the score, and otherwise what the
-report names: the run's refusal, the grading's detail, or the first failing tests.
+report names: the run's refusal, the grading's detail, or the first failing tests. A second
+column says whether it reaches full marks as the benchmark itself counts: each checkpoint on
+its tests while it is the current one, the earlier checkpoints' tests at later ones left out
+(they are REGRESSION there); changeup's final grading counts those too.
 
 A problem whose files git lists but cannot read (a blob the copy lacks) is incomplete at
 the source: it is refused, naming the file, and never imported. Nothing of the benchmark is
@@ -42,6 +45,8 @@ class Outcome:
     score: float | None = None
     seconds: float = 0.0
     missing: str = ""
+    #: every checkpoint passed while it was the current one: the benchmark's own count
+    benchmark: bool = False
 
 
 def git(source: Path, *args: str) -> bytes:
@@ -115,6 +120,17 @@ def named(report: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def as_the_benchmark_counts(report: dict[str, Any]) -> bool:
+    """Every checkpoint passed its policy while it was the current one (its ``_passed`` trigger
+    fired on the verdict of its turn), the last at the final grading: the benchmark's own pass
+    policy, which leaves a checkpoint's tests at later checkpoints out (they are its REGRESSION
+    group there). changeup's final grading counts them: a reference that regresses on an earlier
+    checkpoint's tests is short there and full here."""
+    phases = report["phases"]
+    fired = {t["id"] for t in report["triggers"] if t["fired"]}
+    return all(f"{p['id']}_passed" in fired for p in phases[:-1]) and bool(phases[-1]["full_marks"])
+
+
 def declared(dest: Path) -> str:
     """What the import declared of the environment (tools, data), for a reader of a shortfall: a
     test that fails on a missing program may wait for the grading sandbox to provide it."""
@@ -150,7 +166,8 @@ def run_one(source: Path, problem: str, work: Path, calibrate: bool) -> Outcome:
         misses = [line for line in ran.stdout.splitlines() if line.startswith("MISS")]
         missing = "; ".join([missing, *misses] if missing else misses)
     state = "full marks" if full and (not calibrate or ran.returncode == 0) else "short"
-    return Outcome(problem, state, report["score"]["total"], seconds, missing)
+    counted = as_the_benchmark_counts(report)
+    return Outcome(problem, state, report["score"]["total"], seconds, missing, counted)
 
 
 def main() -> None:
@@ -171,15 +188,17 @@ def main() -> None:
         outcome = run_one(args.source, name, args.work, args.calibrate)
         outcomes.append(outcome)
         score = "—" if outcome.score is None else f"{outcome.score * 100:.0f}%"
-        print(
-            f"{name:30} {outcome.state:12} {score:>5} {outcome.seconds:7.0f}s  {outcome.missing}", flush=True
-        )
+        benchmark = "full" if outcome.benchmark else "—" if outcome.score is None else "short"
+        line = f"{name:30} {outcome.state:12} {score:>5} {benchmark:>6} {outcome.seconds:6.0f}s"
+        print(f"{line}  {outcome.missing}", flush=True)
     args.work.mkdir(parents=True, exist_ok=True)
     (args.work / "results.json").write_text(json.dumps([asdict(o) for o in outcomes], indent=2) + "\n")
     complete = [o for o in outcomes if o.state != "incomplete"]
     full = [o for o in complete if o.state == "full marks"]
+    counted = [o for o in complete if o.benchmark]
     print(
-        f"\nfull marks: {len(full)} of {len(complete)} complete problems (goal {GOAL} of 16); "
+        f"\nfull marks: {len(full)} of {len(complete)} complete problems at changeup's final grading, "
+        f"{len(counted)} as the benchmark counts (each checkpoint while current) (goal {GOAL} of 16); "
         f"incomplete at the source: {len(outcomes) - len(complete)}"
     )
     print(f"command: {' '.join([sys.executable, *sys.argv])}")

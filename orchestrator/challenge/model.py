@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from packaging.specifiers import SpecifierSet
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from orchestrator.challenge.placeholders import fill
+from orchestrator.system.interpreters import Interpreter, NoInterpreter, interpreter_for
 from triggers import Spec, SpecError, parse_duration
 from triggers.durations import UNITS
 from triggers.typecheck import did_you_mean
@@ -612,18 +611,21 @@ class Challenge:
         """Files the scripted agent applies for ``phase_id``: ``reference`` or ``broken/<name>``."""
         return self.root / "solutions" / variant / phase_id
 
-    def python_problem(self, version: Sequence[int] = sys.version_info[:3]) -> str:
-        """Why the grading interpreter, at ``version`` (changeup's own Python, which builds the
-        grading environment), cannot run this challenge's tests (``testing.requires_python``);
-        ``""`` when it can."""
-        wanted = self.model.testing.requires_python
-        have = ".".join(map(str, version))
-        if wanted is None or SpecifierSet(wanted).contains(have, prereleases=True):
-            return ""
-        return (
-            f"{self.id} needs Python {wanted} (testing.requires_python) and changeup grades with Python "
-            f"{have} ({sys.executable}): run changeup under a Python that satisfies it"
-        )
+    def python_problem(self) -> str:
+        """Why no interpreter on this machine can run this challenge's tests
+        (``testing.requires_python``); ``""`` when one can (:meth:`grading_python`)."""
+        try:
+            self.grading_python()
+        except NoInterpreter as error:
+            wanted = self.model.testing.requires_python
+            return f"{self.id} needs Python {wanted} (testing.requires_python): {error}"
+        return ""
+
+    def grading_python(self) -> Interpreter:
+        """The interpreter its grading environment is made from: changeup's own, or the one on this
+        machine that satisfies ``testing.requires_python`` (:mod:`orchestrator.system.interpreters`);
+        :class:`NoInterpreter` when there is none."""
+        return interpreter_for(self.model.testing.requires_python)
 
     @property
     def test_run_limit(self) -> float:

@@ -18,6 +18,7 @@ from orchestrator.challenge.semantics import Listings, recheck_test_ids
 from orchestrator.challenge.sourcemap import Problem
 from orchestrator.challenge.testids import list_tests
 from orchestrator.grading.collect import CollectionError, listing
+from orchestrator.system.interpreters import NoInterpreter
 from orchestrator.system.venvs import EnvironmentFailure, grading_environment
 
 __all__ = ["case_id_problems"]
@@ -29,8 +30,9 @@ def case_id_problems(challenge: Challenge, path: Path | str) -> tuple[list[Probl
     """The problems and the warnings of the test ids of ``challenge``, loaded from ``path``."""
     file = challenge_file(Path(path))
     try:
-        collection = listing(challenge, grading_environment(challenge.model.requirements))
-    except (EnvironmentFailure, CollectionError) as error:
+        python = challenge.grading_python()
+        collection = listing(challenge, grading_environment(challenge.model.requirements, python))
+    except (EnvironmentFailure, CollectionError, NoInterpreter) as error:
         said = f"warning: the hidden tests could not be collected ({error}); {_TRUSTED}"
         return [], [Problem(str(file), 1, 1, said)]
     listings: Listings = {}

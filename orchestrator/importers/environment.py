@@ -26,13 +26,21 @@ from pathlib import Path, PurePosixPath
 __all__ = [
     "Needs",
     "command_words",
+    "crates",
     "first_unparsed",
+    "missing_tool",
     "on_this_machine",
     "shell_functions",
     "shell_utilities",
     "string_literals",
 ]
 
+_DEPENDENCIES = re.compile(r"^\[dependencies\][ \t]*\n((?:[ \t]*[A-Za-z0-9_-]+[ \t]*=.*\n?)+)", re.MULTILINE)
+#: How to install a tool a machine lacks, where one command does it on any Linux.
+INSTALL = {
+    "uv": "pip install uv (PyPI ships it as a binary), then put the bin folder it lands in on PATH",
+    "uvx": "pip install uv (PyPI ships it as a binary), then put the bin folder it lands in on PATH",
+}
 #: Programs the grading environment provides: never declared as tools.
 PROVIDED = {"python", "python3", "pip", "pip3", "pytest", "py.test"}
 #: Programs well known enough that an argv list starting with one is taken to run it.
@@ -44,12 +52,12 @@ KNOWN_PROGRAMS = {
 }  # fmt: skip
 #: Utilities that shell text commonly runs (not builtins of bash or dash).
 UTILITIES = {
-    "awk", "base64", "basename", "cat", "chmod", "cksum", "cmp", "cp", "cut", "date", "dd", "df",
-    "diff", "dirname", "du", "env", "expr", "find", "grep", "gzip", "head", "hostname",
-    "id", "ln", "ls", "md5sum", "mkdir", "mktemp", "mv", "nl", "od", "paste", "readlink",
-    "realpath", "rev", "rm", "rmdir", "sed", "seq", "sha1sum", "sha256sum", "sleep", "sort",
-    "split", "stat", "tac", "tail", "tar", "tee", "timeout", "touch", "tr", "truncate", "uname",
-    "uniq", "wc", "whoami", "xargs", "yes",
+    "awk", "base64", "basename", "bunzip2", "bzcat", "bzip2", "cat", "chmod", "cksum", "cmp", "cp",
+    "cut", "date", "dd", "df", "diff", "dirname", "du", "env", "expr", "find", "grep", "gunzip",
+    "gzip", "head", "hostname", "id", "ln", "ls", "md5sum", "mkdir", "mktemp", "mv", "nl", "od",
+    "paste", "printenv", "readlink", "realpath", "rev", "rm", "rmdir", "sed", "seq", "sha1sum",
+    "sha256sum", "sleep", "sort", "split", "stat", "tac", "tail", "tar", "tee", "timeout", "touch",
+    "tr", "truncate", "uname", "uniq", "unxz", "wc", "whoami", "xargs", "xz", "xzcat", "yes", "zcat",
 }  # fmt: skip
 #: Shell keywords and builtins (bash and dash): never programs.
 _SHELL_OWN = {
@@ -264,6 +272,25 @@ def _interpreter(line: str) -> str:
 def on_this_machine(tool: str) -> bool:
     """Whether this machine has the program ``tool`` on its ``PATH``."""
     return shutil.which(tool) is not None
+
+
+def crates(texts: Iterable[str]) -> list[str]:
+    """The crates a ``Cargo.toml`` in ``texts`` depends on (its ``[dependencies]`` section's names,
+    written out by a program or a test): cargo fetches them from crates.io."""
+    names: list[str] = []
+    for text in texts:
+        for section in _DEPENDENCIES.findall(text):
+            names += [
+                n for n in re.findall(r"^\s*([A-Za-z0-9_-]+)\s*=", section, re.MULTILINE) if n not in names
+            ]
+    return names
+
+
+def missing_tool(tool: str) -> str:
+    """What an import report says of a declared tool this machine lacks, with how to install it
+    where one command does."""
+    hint = f": {INSTALL[tool]}" if tool in INSTALL else ""
+    return f"tool {tool}: not on this machine's PATH; install it before running this challenge{hint}"
 
 
 def first_unparsed(root: Path, files: Iterable[Path]) -> str:

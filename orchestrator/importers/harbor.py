@@ -29,7 +29,14 @@ from orchestrator.importers.draft import (
     read_toml,
     slug,
 )
-from orchestrator.importers.environment import Install, Needs, installs, on_this_machine, shell_functions
+from orchestrator.importers.environment import (
+    Install,
+    Needs,
+    installs,
+    missing_tool,
+    on_this_machine,
+    shell_functions,
+)
 
 __all__ = ["draft_harbor"]
 
@@ -162,9 +169,7 @@ def _needs(source: Path, test_folders: list[Path], runs: str, out: Draft) -> dic
     for name, places in sorted(needs.tools.items()):
         out.mapped.append(f"{name} → testing.tools (found in {', '.join(places[:2])})")
         if not on_this_machine(name):
-            out.dropped.append(
-                f"tool {name}: not on this machine's PATH; install it before running this challenge"
-            )
+            out.dropped.append(missing_tool(name))
     requirements = sorted(
         {i.package for i in found if i.manager == "pip" and _package(i.package) != "pytest"}
     )

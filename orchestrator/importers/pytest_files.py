@@ -11,7 +11,7 @@ from pathlib import Path
 
 from orchestrator.importers.draft import SourceError
 
-__all__ = ["DeclaredTest", "declared_tests", "imported_modules"]
+__all__ = ["DeclaredTest", "declared_tests", "exit_only_tests", "imported_modules"]
 
 
 @dataclass(frozen=True)
@@ -99,3 +99,42 @@ def imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
     return names
+
+
+def exit_only_tests(path: Path) -> set[str]:
+    """The tests of the pytest file at ``path`` (named as :func:`declared_tests` names them) whose
+    every assertion is that a process failed (``result.returncode != 0``, ``== 2``, ``> 0``):
+    an empty starter, which cannot run at all, passes them."""
+    tree = _parse(path)
+    found: set[str] = set()
+    functions = [("", n) for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            functions += [
+                (f"{node.name}::", n)
+                for n in node.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+    for prefix, function in functions:
+        asserts = [n for n in ast.walk(function) if isinstance(n, ast.Assert)]
+        if function.name.startswith("test") and asserts and all(_a_failed_exit(a.test) for a in asserts):
+            found.add(prefix + function.name)
+    return found
+
+
+def _a_failed_exit(test: ast.expr) -> bool:
+    """``X.returncode != 0``, ``X.returncode == N`` (N not 0), ``X.returncode > 0`` or ``>= 1``."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if not (isinstance(left, ast.Attribute) and left.attr == "returncode"):
+        return False
+    if not (isinstance(right, ast.Constant) and type(right.value) is int):
+        return False
+    value = right.value
+    return (
+        (isinstance(op, ast.NotEq) and value == 0)
+        or (isinstance(op, ast.Eq) and value != 0)
+        or (isinstance(op, ast.Gt) and value >= 0)
+        or (isinstance(op, ast.GtE) and value >= 1)
+    )

@@ -27,8 +27,22 @@ from orchestrator.importers.draft import (
     read_yaml,
     slug,
 )
-from orchestrator.importers.environment import Needs, first_unparsed, on_this_machine, string_literals
-from orchestrator.importers.pytest_files import DeclaredTest, declared_tests, imported_modules
+from orchestrator.importers.environment import (
+    Needs,
+    crates,
+    first_unparsed,
+    missing_tool,
+    on_this_machine,
+    string_literals,
+)
+from orchestrator.importers.phase_skips import skipped_from
+from orchestrator.importers.pytest_files import (
+    DeclaredTest,
+    declared_tests,
+    exit_only_tests,
+    imported_modules,
+)
+from orchestrator.system.interpreters import NoInterpreter, interpreter_for
 
 __all__ = ["draft_slopcode"]
 
@@ -289,7 +303,12 @@ def draft_slopcode(source: Path) -> Draft:
         else:
             out.dropped.append(f"{name} has no core tests: it passes when every one of its tests passes")
         phases.append(phase)
-        may_pass += [f"{name}/{test_file.name}::{t.name}" for t in grouped["error"]]
+        failing_exit = exit_only_tests(test_file)
+        may_pass += [
+            f"{name}/{test_file.name}::{t.name}"
+            for t in tests
+            if t in grouped["error"] or t.name in failing_exit
+        ]
         if any(t.case_marks for t in tests):
             out.dropped.append(
                 f"{test_file.name}: cases with marks of their own are grouped by them when the tests run, "
@@ -301,6 +320,7 @@ def draft_slopcode(source: Path) -> Draft:
     briefing = f"Your program is run from the workspace root as `{run}`.\n\n{specs[0]}"
     solutions = _reference(source, names, out)
     _support(source, config, names, out)
+    _skipping(test_dir, names, phases, out)
     _retirements(checkpoints, phases, out)
     out.files[INI] = _ini(markers, config)
     testing_all: dict[str, Any] = {
@@ -351,15 +371,17 @@ def draft_slopcode(source: Path) -> Draft:
     ]
     if may_pass:
         out.mapped.append(
-            "error-marked tests → calibration.starter_may_pass (a non-zero exit passes on an empty starter)"
+            "error-marked tests, and tests whose every assertion is a non-zero exit → "
+            "calibration.starter_may_pass (a non-zero exit passes on an empty starter)"
         )
     out.dropped += [
         "REGRESSION by file: earlier checkpoints' tests stay in the suite as their own phases, each "
         "scored by its own pass policy, rather than as the current checkpoint's regression group",
         "stopping at the first checkpoint that misses its policy: changeup moves on and counts what fails",
         "the oracle's own failures: list any test the reference fails under calibration.reference_may_fail",
-        "the Docker environment: tests run in changeup's sandbox, with this machine's Python as `python` "
-        "and the tools and data testing.tools / testing.data declare",
+        "the Docker environment: tests run in changeup's sandbox, without network, with the grading "
+        "interpreter as `python` (changeup's own, or one testing.requires_python finds) and the tools "
+        "and data testing.tools / testing.data declare",
     ]
     return out
 
@@ -395,6 +417,27 @@ def _retirements(
             )
 
 
+def _skipping(tests: Path, names: list[str], phases: list[dict[str, Any]], out: Draft) -> None:
+    """A checkpoint whose every test skips itself from a later checkpoint on retires when that one
+    unlocks: the benchmark counts a checkpoint's tests at later checkpoints as regression, outside
+    its pass policy, and these say they no longer apply there (``phase_skips.py``)."""
+    numbers = [int(m[1]) if (m := re.search(r"(\d+)$", name)) else None for name in names]
+    for n, name in enumerate(names):
+        skip = skipped_from(tests / f"test_{name}.py")
+        if skip is None:
+            continue
+        later = next((k for k in range(n + 1, len(names)) if (numbers[k] or 0) >= skip.number), None)
+        if later is None:
+            continue
+        phases[n]["retire"] = "on-next-unlock" if later == n + 1 else {"on-unlock": names[later]}
+        said = f" ({skip.reason!r})" if skip.reason else ""
+        out.mapped.append(
+            f"test_{name}.py skips every test from checkpoint {skip.number} on{said} → {name} retires when "
+            f"{names[later]} unlocks (retire:): scored on its last run before, as the benchmark's pass "
+            "policy counts only the current checkpoint's tests"
+        )
+
+
 def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, Any]:
     """What the tests and the reference need beyond Python (``testing:`` tools, data, isolation and
     requires_python), each found from the problem's files and said in the report."""
@@ -426,9 +469,14 @@ def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, A
                 + ")"
             )
             if missing:
-                out.dropped.append(
-                    f"tool {name}: not on this machine's PATH; install it before running this challenge"
-                )
+                out.dropped.append(missing_tool(name))
+    if "cargo" in needs.tools and (
+        wanted := crates(t for p in [*tests, *program] for t in string_literals(p))
+    ):
+        out.dropped.append(
+            f"the crates.io crates the tests' cargo builds fetch ({', '.join(wanted)}): hidden tests run "
+            "without network, so those builds fail (Could not resolve host: index.crates.io)"
+        )
     own = {p.stem if p.suffix == ".py" else p.name for folder in solutions for p in folder.iterdir()}
     imported = set().union(*(imported_modules(p) for p in tests)) if tests else set()
     if imported & own:
@@ -447,6 +495,11 @@ def _environment(source: Path, solutions: list[Path], out: Draft) -> dict[str, A
         found["requires_python"] = f">={BENCHMARK_PYTHON}"
         out.mapped.append(
             f"{unparsed} on Python {platform.python_version()}; the benchmark runs Python "
-            f"{BENCHMARK_PYTHON} → testing.requires_python: '>={BENCHMARK_PYTHON}'"
+            f"{BENCHMARK_PYTHON} → testing.requires_python: '>={BENCHMARK_PYTHON}' (its tests are graded "
+            "on an interpreter that satisfies it: docs/authoring.md)"
         )
+        try:
+            interpreter_for(found["requires_python"])
+        except NoInterpreter as error:
+            out.dropped.append(f"Python >={BENCHMARK_PYTHON}: {error}")
     return found

@@ -268,7 +268,10 @@ async def run_challenge(
                     max_bytes=workspace.max_bytes,
                 )
             baseline = await workspace.snapshot()
-            environments = await anyio.to_thread.run_sync(environments_for, challenge.model.requirements)
+            python = challenge.grading_python()  # found before: _refuse_early
+            environments = await anyio.to_thread.run_sync(
+                environments_for, challenge.model.requirements, python
+            )
         except (GitError, OSError, EnvironmentFailure) as error:
             # The environment failed, not the agent: the run is invalid, never a zero.
             detail = f"could not set up the run: {error}"

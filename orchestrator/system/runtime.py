@@ -50,7 +50,7 @@ __all__ = ["TEST_USER", "Runtime", "runtime_for"]
 #: The test user's ids inside the sandbox, and its passwd entry.
 TEST_USER = (65532, 65532)
 #: How runtimes are built; a new recipe builds new ones (the old stay, unused).
-RECIPE = 2
+RECIPE = 3
 _SKIP = {"site-packages", "dist-packages", "test", "tests", "idlelib", "tkinter", "turtledemo", "lib2to3"}
 
 

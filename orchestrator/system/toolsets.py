@@ -17,7 +17,8 @@ adds nothing.
 1. the program as it is named on ``PATH`` and every link on the way to its file;
 2. the shared libraries of every program and library brought (``ldd``);
 3. a script's interpreter, from its ``#!`` line (``#!/usr/bin/env node`` brings ``env`` and
-   the tool ``node``);
+   the tool ``node``), and for a shell script the programs beside it that it
+   runs with ``exec`` (``zcat`` is ``exec gzip -cd "$@"``: ``gzip`` comes with it);
 4. on a Debian-based machine, the files of the package the program came from, but for its
    other programs and its documentation: ``git``'s helpers in ``/usr/lib/git-core`` and its
    templates, ``java``'s runtime; and a program installed as ``<home>/bin/<name>`` in a
@@ -67,6 +68,9 @@ __all__ = ["DATA", "KITS", "DataSet", "Kit", "Needs", "Tool", "Toolset", "conten
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 #: What a test command starts with (``sh -c COMMAND``): every challenge with one has it.
 COMMAND_SHELL = "sh"
+#: Shells whose scripts may ``exec`` a program beside them.
+_SHELLS = {"sh", "bash", "dash"}
+_EXEC = re.compile(r"^\s*exec\s+([A-Za-z0-9_.+-]+)", re.MULTILINE)
 #: Parts of a package never copied: documentation, translations, shell completions, configuration.
 _SKIP_PREFIXES = tuple(
     f"{prefix}/"
@@ -365,6 +369,11 @@ def _program(path: Path, out: Contents, interpreters: list[str]) -> None:
     if interpreter.name == "env":
         rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
         interpreters += rest[:1]
+    if interpreter.name in _SHELLS:  # zcat is `exec gzip -cd "$@"`: gzip comes with it
+        for name in _EXEC.findall(real.read_text(encoding="utf-8", errors="replace")):
+            sibling = path.parent / name
+            if sibling not in out.files and sibling.is_file() and os.access(sibling, os.X_OK):
+                _program(sibling, out, interpreters)
 
 
 def _package(package: str, out: Contents, *, programs: bool) -> None:

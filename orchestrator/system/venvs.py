@@ -18,6 +18,12 @@ no network unless the challenge asks for requirements (then pip installs them). 
 covers the Python, the requirements and that pytest's version, so equal requirements
 share environments across challenges and runs.
 
+Both are made from changeup's own Python unless the challenge needs another
+(``testing.requires_python``): then from the interpreter
+:func:`~orchestrator.system.interpreters.interpreter_for` finds (``$CHANGEUP_PYTHONS``, then
+``python3.N`` on ``PATH``), with the same pytest copied in (markers evaluated for its
+version), and compiled by it.
+
 Concurrent runs (a matrix runs K sessions at once, in threads and processes) share the cache
 safely (:func:`cached`): a build takes the key's file lock, so equal requirements are built
 once; it builds *aside*, in a folder of its own named ``<key>.<random>`` (a venv's scripts
@@ -48,6 +54,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import Requirement
+
+from orchestrator.system.interpreters import Interpreter, own_interpreter
 
 __all__ = [
     "READY",
@@ -128,9 +136,11 @@ def cache_root() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "changeup"
 
 
-def _key(requirements: Sequence[str], role: str) -> str:
+def _key(requirements: Sequence[str], role: str, python: Interpreter) -> str:
+    # changeup's own Python keeps the identity it always had, so its builds stay valid.
+    own = python == own_interpreter()
     identity = {
-        "python": [sys.version, os.path.realpath(sys._base_executable)],  # type: ignore[attr-defined]
+        "python": [sys.version, python.executable] if own else [python.version, python.executable],
         "requirements": sorted(requirements),
         "pytest": metadata.version("pytest"),
         "role": role,
@@ -139,27 +149,29 @@ def _key(requirements: Sequence[str], role: str) -> str:
     return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:16]
 
 
-def environments_for(requirements: Sequence[str]) -> Environments:
-    """The grading and agent environments for ``requirements``, built if no one has yet (blocking)."""
-    return Environments(grading_environment(requirements), agent_environment(requirements))
+def environments_for(requirements: Sequence[str], python: Interpreter | None = None) -> Environments:
+    """The grading and agent environments for ``requirements`` on ``python`` (default changeup's
+    own), built if no one has yet (blocking)."""
+    return Environments(grading_environment(requirements, python), agent_environment(requirements, python))
 
 
-def grading_environment(requirements: Sequence[str]) -> Environment:
+def grading_environment(requirements: Sequence[str], python: Interpreter | None = None) -> Environment:
     """The environment hidden tests run on (built if no one has yet; blocking)."""
-    return _environment(requirements, "grading")
+    return _environment(requirements, "grading", python or own_interpreter())
 
 
-def agent_environment(requirements: Sequence[str]) -> Environment:
+def agent_environment(requirements: Sequence[str], python: Interpreter | None = None) -> Environment:
     """The environment an agent works with (built if no one has yet; blocking)."""
-    return _environment(requirements, "agent")
+    return _environment(requirements, "agent", python or own_interpreter())
 
 
-def _environment(requirements: Sequence[str], role: str) -> Environment:
+def _environment(requirements: Sequence[str], role: str, python: Interpreter) -> Environment:
     # The agent gets pip (its environment is read-only; pip says so, and a venv of its own
     # works); a grading environment gets it only to install requirements.
     with_pip = role == "agent" or bool(requirements)
     folder = cache_root() / role
-    return Environment(cached(folder, _key(requirements, role), lambda t: _build(t, requirements, with_pip)))
+    key = _key(requirements, role, python)
+    return Environment(cached(folder, key, lambda t: _build(t, requirements, with_pip, python)))
 
 
 def cached(folder: Path, key: str, build: Callable[[Path], None]) -> Path:
@@ -198,14 +210,14 @@ def cached(folder: Path, key: str, build: Callable[[Path], None]) -> Path:
 # --- building ---------------------------------------------------------------------------------
 
 
-def _build(target: Path, requirements: Sequence[str], with_pip: bool) -> None:
+def _build(target: Path, requirements: Sequence[str], with_pip: bool, python: Interpreter) -> None:
     """Build in the empty folder ``target``, where it stays (a venv's scripts name their own
     path); sealed and read-only when done."""
     try:
-        _run([sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(target)])
+        _run([python.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(target)])
         environment = Environment(target)
         site = _site_packages(environment)
-        for distribution in _closure("pytest"):
+        for distribution in _closure("pytest", python.version):
             _copy_distribution(distribution, site)
         for name in ("pytest", "py.test"):  # its console scripts, which copying leaves behind
             script = environment.bin / name
@@ -214,12 +226,20 @@ def _build(target: Path, requirements: Sequence[str], with_pip: bool) -> None:
         if requirements:
             pip = [environment.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
             _run([*pip, *requirements])
-        compileall.compile_dir(str(site), quiet=2, workers=1)
+        if python == own_interpreter():
+            compileall.compile_dir(str(site), quiet=2, workers=1)
+        else:  # its own bytecode, which it reads; a file it cannot compile is left as source
+            subprocess.run(
+                [environment.python, "-m", "compileall", "-q", str(site)],
+                capture_output=True,
+                timeout=BUILD_TIMEOUT,
+                check=False,
+            )
     except (EnvironmentFailure, OSError) as error:
         remove(target)
         raise EnvironmentFailure(f"could not build the environment {target.name}: {error}") from None
     freeze(target)
-    seal(target, {"requirements": sorted(requirements)})
+    seal(target, {"requirements": sorted(requirements), "python": python.version})
 
 
 def remove(target: Path) -> None:
@@ -239,8 +259,9 @@ def _site_packages(environment: Environment) -> Path:
     return found[0]
 
 
-def _closure(name: str) -> list[metadata.Distribution]:
-    """``name`` and every distribution it needs here (markers evaluated, no extras)."""
+def _closure(name: str, version: str) -> list[metadata.Distribution]:
+    """``name`` and every distribution it needs on Python ``version`` (markers evaluated, no extras)."""
+    python = {"python_version": ".".join(version.split(".")[:2]), "python_full_version": version, "extra": ""}
     seen: dict[str, metadata.Distribution] = {}
     todo = [name]
     while todo:
@@ -256,7 +277,7 @@ def _closure(name: str) -> list[metadata.Distribution]:
         seen[key] = distribution
         for line in distribution.requires or []:
             requirement = Requirement(line)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+            if requirement.marker is None or requirement.marker.evaluate(python):
                 todo.append(requirement.name)
     return list(seen.values())
 

@@ -14,7 +14,7 @@ import yaml
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.importers import import_task
-from orchestrator.importers.environment import command_words
+from orchestrator.importers.environment import command_words, crates, shell_utilities
 from orchestrator.importers.harbor import draft_harbor
 from orchestrator.importers.slopcode import draft_slopcode
 from tests.cli import REPO, changeup
@@ -133,7 +133,7 @@ def test_a_challenge_needing_another_python_is_refused_saying_which(tmp_path: Pa
             "    isolation: subprocess\n", ("    isolation: subprocess\n    requires_python: '>=3.99'\n")
         )
     )
-    needs = "ledger needs Python >=3.99 (testing.requires_python) and changeup grades with Python"
+    needs = "ledger needs Python >=3.99 (testing.requires_python): no Python >=3.99 on this machine"
     checked = changeup("validate", str(dest))
     assert checked.returncode == 0
     assert f"warning: {needs}" in checked.stdout + checked.stderr
@@ -244,3 +244,51 @@ def test_the_programs_a_shell_script_runs(script: str, words: list[str]) -> None
     """The first word of each command: after keywords and assignments, never a builtin, a function
     the script defines, a path to the task's own files, or a word in a comment."""
     assert command_words(script) == words
+
+
+def test_shell_text_that_decompresses_or_reads_the_environment_declares_its_utilities() -> None:
+    """A server that runs the commands its tests send (``bzcat data.csv.bz2``, ``printenv NAME``):
+    each of those programs is a well-known utility, declared for the tests' private root."""
+    assert shell_utilities("bzcat data.csv.bz2 | wc -l") == ["bzcat", "wc"]
+    assert shell_utilities("zcat data.json.gz") == ["zcat"]
+    assert shell_utilities("printenv GREETING") == ["printenv"]
+    assert shell_utilities("xzcat a.xz; gunzip -c b.gz") == ["xzcat", "gunzip"]
+
+
+def test_the_crates_a_generated_cargo_manifest_depends_on_are_named() -> None:
+    """A program that writes a Cargo.toml names its crates.io dependencies: the import says those
+    builds cannot fetch them; a manifest without dependencies names none."""
+    manifest = '[package]\nname = "gen"\n\n[dependencies]\nserde = {{ version = "1" }}\nserde_json = "1"\n'
+    assert crates(["other text", manifest, manifest]) == ["serde", "serde_json"]
+    assert crates(['[package]\nname = "gen"\n\n[dependencies]\n']) == []
+
+
+EXIT_TESTS = """
+
+@pytest.mark.functionality
+def test_an_unknown_command_is_rejected(ledger):
+    result = ledger("frobnicate")
+    assert result.returncode != 0
+
+
+class TestRejections:
+    def test_a_bad_amount_exits_2(self, ledger, data):
+        assert ledger("total", str(data / "bad.txt")).returncode == 2
+
+    def test_a_bad_amount_is_named(self, ledger, data):
+        result = ledger("total", str(data / "bad.txt"))
+        assert result.returncode != 0
+        assert "bad amount" in result.stderr
+"""
+
+
+def test_tests_that_only_need_a_failed_exit_may_pass_on_the_starter(tmp_path: Path) -> None:
+    """An empty starter cannot run, so a test whose every assertion is a non-zero exit passes on it,
+    whatever its marker: listed under starter_may_pass; a test that also checks output is not."""
+    source = ledger_copy(tmp_path)
+    test = source / "tests" / "test_checkpoint_2.py"
+    test.write_text(test.read_text() + EXIT_TESTS)
+    may_pass = draft_slopcode(source).challenge["calibration"]["starter_may_pass"]
+    assert "checkpoint_2/test_checkpoint_2.py::test_an_unknown_command_is_rejected" in may_pass
+    assert "checkpoint_2/test_checkpoint_2.py::TestRejections::test_a_bad_amount_exits_2" in may_pass
+    assert not any(m.endswith("test_a_bad_amount_is_named") for m in may_pass)

@@ -116,3 +116,22 @@ def test_zoneinfo_points_python_and_the_c_library_at_its_copy() -> None:
     assert toolset.env["TZDIR"] == toolset.env["PYTHONTZPATH"]
     assert Path(toolset.env["TZDIR"], "Europe", "Paris").is_file()
     assert (Path(toolset.env["TZDIR"]), (), False) in contents(toolset).folders
+
+
+def test_a_shell_script_brings_the_program_beside_it_that_it_execs(tmp_path: Path) -> None:
+    """A tool written as ``exec helper ...`` (as zcat is ``exec gzip -cd "$@"``) brings ``helper``
+    from its own folder, and with it what ``helper`` needs; a program beside it that it does not
+    run stays behind."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    unpack = folder / "unpack"
+    unpack.write_text('#!/bin/sh\ncase $1 in --help) echo usage; exit;; esac\nexec helper -cd "$@"\n')
+    helper = folder / "helper"
+    helper.write_text("#!/bin/bash\ncat\n")
+    unrelated = folder / "unrelated"
+    unrelated.write_text("#!/bin/sh\n")
+    for program in (unpack, helper, unrelated):
+        program.chmod(0o755)
+    brought = contents(resolve(Needs(("unpack",), ()), search=str(folder)))
+    assert {unpack, helper, Path("/bin/sh"), Path("/bin/bash")} <= brought.files
+    assert unrelated not in brought.files
