@@ -471,10 +471,18 @@ ESCAPES = """\
 \"\"\"Isolated hidden tests where the agent's exceptions escape.\"\"\"
 
 import app
+import pytest
 
 
 def test_its_own_exception_escapes():
     app.find("k")
+
+
+def test_the_harness_frames_are_left_out_of_reports():
+    with pytest.raises(Exception) as caught:
+        app.find("k")
+    shown = [str(entry.path) for entry in caught.traceback if not entry.ishidden(caught)]
+    assert not [path for path in shown if path.endswith("remote.py")], shown
 
 
 def test_a_skip_of_its_own_escapes():
@@ -491,7 +499,8 @@ async def test_an_exception_of_the_agents_that_escapes_a_test_fails_only_that_te
     tmp_path: Path, how: str
 ) -> None:
     """pytest reports a mirrored exception (its traceback formatted, its class tested for truth)
-    like any other, and the agent's ``pytest.skip`` fails its test: the run is graded."""
+    like any other, without the frames of the harness's ``remote.py`` (pytest would parse that
+    file for each), and the agent's ``pytest.skip`` fails its test: the run is graded."""
     challenge = isolated_challenge(tmp_path / "challenge", ESCAPES)
     source = HONEST + "\n\ndef skips():\n    import pytest\n\n    pytest.skip('not today')\n"
     run = await grade(challenge, tmp_path, source, how)
