@@ -89,7 +89,7 @@ from orchestrator.grading.warm import ZYGOTE, WarmFailure, WarmInterpreter
 from orchestrator.log.records import Effect
 from orchestrator.log.verdicts import Status, TestRun
 from orchestrator.seams import Repository
-from orchestrator.system import ResultPipe
+from orchestrator.system.pipes import ResultPipe
 from orchestrator.system.processes import Finished, run_process_group
 from orchestrator.system.runtime import Runtime, runtime_for
 from orchestrator.system.toolsets import Toolset, resolve

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.system import copy_folder, is_elf, mirror, shared_libraries
+from orchestrator.system.closure import copy_folder, is_elf, mirror, shared_libraries
 from orchestrator.system.toolsets import Toolset, contents
 from orchestrator.system.venvs import (
     Environment,

@@ -52,7 +52,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.system import (
+from orchestrator.system.closure import (
     DebianPackage,
     debian_files,
     debian_owner,

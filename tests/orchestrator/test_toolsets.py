@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.system import debian_owner, mirror, shared_libraries, shebang
+from orchestrator.system.closure import debian_owner, mirror, shared_libraries, shebang
 from orchestrator.system.toolsets import Needs, contents, resolve
 from orchestrator.system.venvs import EnvironmentFailure
 
