@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -236,7 +237,7 @@ async def test_warm_runs_give_the_verdicts_cold_runs_give(tmp_path: Path) -> Non
 async def test_nothing_a_run_leaves_reaches_the_next(tmp_path: Path) -> None:
     """A run plants files in /tmp and /dev/shm, shared memory, variables and a daemon; the next
     run of the same zygote finds none of them, and no process of the first outlives it."""
-    token = f"warm-probe-{tmp_path.name}"
+    token = f"warm-probe-{uuid.uuid4().hex}"  # unique machine-wide: runs of other suites look too
     runner, workspace = await runner_on(probe_challenge(tmp_path / "challenge"), tmp_path)
     tree = await with_probe(workspace, PROBE.format(token=token, root=ROOT))
     async with runner:
@@ -255,7 +256,7 @@ async def test_nothing_a_run_leaves_reaches_the_next(tmp_path: Path) -> None:
 async def test_a_run_that_times_out_takes_its_whole_namespace_with_it(tmp_path: Path) -> None:
     """Code that starts a daemon and never returns: the run times out, the daemon is gone, and
     the same zygote grades the next run."""
-    token = f"warm-loop-{tmp_path.name}"
+    token = f"warm-loop-{uuid.uuid4().hex}"  # unique machine-wide: runs of other suites look too
     runner, workspace = await runner_on(probe_challenge(tmp_path / "challenge", test_run="10s"), tmp_path)
     looping = PROBE.format(token=token, root=ROOT) + "\nplant()\nwhile True:\n    pass\n"
     honest = await with_probe(workspace, PROBE.format(token=token, root=ROOT))
@@ -272,7 +273,7 @@ async def test_a_run_that_times_out_takes_its_whole_namespace_with_it(tmp_path: 
 
 async def test_a_cancelled_run_is_gone_when_run_returns(tmp_path: Path) -> None:
     """Cancelling a run (the session ending) stops every process of it before ``run`` returns."""
-    token = f"warm-cancel-{tmp_path.name}"
+    token = f"warm-cancel-{uuid.uuid4().hex}"  # unique machine-wide: runs of other suites look too
     runner, workspace = await runner_on(probe_challenge(tmp_path / "challenge"), tmp_path)
     waiting = PROBE.format(token=token, root=ROOT) + "\nplant()\nimport time\ntime.sleep(300)\n"
     tree = await with_probe(workspace, waiting)
@@ -294,7 +295,7 @@ async def test_a_crash_of_the_warm_interpreter_voids_the_run_and_the_next_starts
 ) -> None:
     """The zygote killed mid-run: that run is invalid (the grader's failure, never a zero), and
     the next run is graded by a new zygote."""
-    token = f"warm-crash-{tmp_path.name}"
+    token = f"warm-crash-{uuid.uuid4().hex}"  # unique machine-wide: runs of other suites look too
     runner, workspace = await runner_on(probe_challenge(tmp_path / "challenge"), tmp_path)
     waiting = PROBE.format(token=token, root=ROOT) + "\nplant()\nimport time\ntime.sleep(300)\n"
     tree = await with_probe(workspace, waiting)
