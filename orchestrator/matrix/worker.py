@@ -44,6 +44,7 @@ from orchestrator.log.cells import SessionOrder, order_to_json
 from orchestrator.matrix.backends import SessionFailed
 from orchestrator.matrix.parcel import pack, unpack
 from orchestrator.matrix.session_process import SessionEnd, run_session_process, start_sessions
+from orchestrator.system.processes import alive
 
 __all__ = ["ROOT", "SessionHost", "work_root"]
 
@@ -58,16 +59,6 @@ def work_root() -> Path:
     return Path(configured) if configured else Path(tempfile.gettempdir()) / "changeup-worker"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep(root: Path) -> list[Path]:
     """Remove the work folders under ``root`` whose host process is gone; returns them."""
     removed = []
@@ -76,7 +67,7 @@ def sweep(root: Path) -> list[Path]:
             owner = int((folder / _OWNER).read_text())
         except (OSError, ValueError):
             continue  # a host that has not written its owner yet, or not ours
-        if not _alive(owner):
+        if not alive(owner):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed

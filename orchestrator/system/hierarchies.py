@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from orchestrator.system.cgroups import CONTROLLERS, LIMITERS, CgroupError, enable_controllers, remove_groups
+from orchestrator.system.processes import alive
 
 __all__ = ["Support", "let_die", "support", "sweep"]
 
@@ -60,7 +61,7 @@ def sweep(where: Support, prefix: str) -> None:
         with contextlib.suppress(OSError):
             for entry in base.iterdir():
                 owner = entry.name.removeprefix(prefix).split("-", 1)[0]
-                if not entry.name.startswith(prefix) or not owner.isdigit() or _alive(int(owner)):
+                if not entry.name.startswith(prefix) or not owner.isdigit() or alive(int(owner)):
                     continue
                 with contextlib.suppress(OSError):
                     remove_groups(entry)
@@ -84,16 +85,6 @@ def let_die(pid: int) -> None:
                 state = _inside(mount, path) / "freezer.state"
                 if state.read_text().strip() != "THAWED":
                     state.write_text("THAWED")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @functools.cache

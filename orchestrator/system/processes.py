@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-__all__ = ["Finished", "reaped", "run_process_group", "stop"]
+__all__ = ["Finished", "alive", "reaped", "run_process_group", "stop"]
 
 REAPER = Path(__file__).with_name("reaper.py")
 #: How long a stopped tree gets to go (the reaper kills what is below it) before SIGKILL.
@@ -141,3 +141,14 @@ async def run_process_group(
             await process.aclose()  # waits, and closes the pipes
     tail_text = tail.decode("utf-8", "replace")
     return Finished(None if timed_out else process.returncode, tail_text, timed_out, truncated)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's counts: it may not be signalled)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
