@@ -106,16 +106,25 @@ def empty(tops: list[str], deadline: float) -> tuple[int, int, str]:
             return killed, removed, f"processes {sorted(_pids(folders))[:10]} in {', '.join(tops)}"
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
-    for top in tops:
-        for folder in _folders(top) if os.path.isdir(top) else []:
-            try:
-                os.rmdir(folder)
-                removed += 1
-            except FileNotFoundError:
-                continue
-            except OSError as error:
-                return killed, removed, f"{folder}: {error.strerror}"
-    return killed, removed, ""
+    # A group whose last process is still exiting refuses rmdir (EBUSY) for a moment: retried
+    # until the deadline, as the killing is.
+    while True:
+        busy = ""
+        for top in tops:
+            for folder in _folders(top) if os.path.isdir(top) else []:
+                try:
+                    os.rmdir(folder)
+                    removed += 1
+                except FileNotFoundError:
+                    continue
+                except OSError as error:
+                    busy = busy or f"{folder}: {error.strerror}"
+        if not busy:
+            return killed, removed, ""
+        if time.monotonic() >= deadline:
+            return killed, removed, busy
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def main() -> int:
