@@ -22,10 +22,10 @@ from orchestrator.log.eventlog import EventLog, LogReader
 from orchestrator.log.records import WorkspaceCreated
 from orchestrator.run.folder import RunFolder
 from orchestrator.run.parts import RunParts, SetupFailed
-from orchestrator.run.runs import finished_run
+from orchestrator.run.runs import finished_run, write_reports
 from orchestrator.seams import Message
 from orchestrator.session.loop import Outcome
-from tests.cli import in_process
+from tests.cli import REPO, in_process
 from tests.fakes import FakeAgent, FakeParts, World, passes_when
 
 pytestmark = pytest.mark.anyio
@@ -139,6 +139,64 @@ async def test_a_pending_deadline_keeps_the_session_open_for_an_agent_that_takes
     deadline = next(t for t in report["triggers"] if t["id"] == "deadline")
     assert deadline["fired_at"] == pytest.approx(600, abs=1)
     assert factory.closed
+
+
+async def test_messages_are_cut_visibly_and_shown_in_full_with_all_or_by_number(tmp_path: Path) -> None:
+    """export-time's messages: a cut message ends with …; --all prints it whole; --message N
+    prints only message N, and a number past the last is refused naming how many there are."""
+    challenge = load_challenge(REPO / "challenges" / "export-time")
+    world = World({"solution.py": ""})
+
+    async def solves(world: World, message: Message) -> None:
+        world.write("solution.py", {"phase1": "one", "phase2": "one two"}.get(message.phase or "", ""))
+
+    agent = FakeAgent(world, solves)
+    factory = FakeParts(world, agent, passes_when({"phase1": "one", "phase2": "two"}))
+    folder = RunFolder.new(tmp_path / "runs", challenge, agent.name)
+    _, report = await finished_run(challenge, agent, folder, factory)
+    text = next(r["text"] for r in LogReader(folder.log) if r["kind"] == "message.queued")
+    last_line = text.strip().splitlines()[-1]
+    plain = in_process("show", str(folder.path)).output
+    assert "✉ #1 briefing (briefing) queued: export_time.py has a stub" in plain
+    assert "Implement it for our export: …" in plain
+    assert last_line not in plain
+    assert last_line in in_process("show", str(folder.path), "--all").output
+    one = in_process("show", str(folder.path), "--message", "2")
+    assert one.exit_code == 0, one.output
+    assert one.output.splitlines()[0].startswith("#2 revision (revision), queued ")
+    assert report["messages"][1]["text"].strip() in one.output
+    assert "tests #1:" in plain
+    assert "tests #2:" in plain
+    missing = in_process("show", str(folder.path), "--message", "9")
+    assert missing.exit_code == 2
+    assert "the run has 2 message(s), numbered from 1" in missing.output
+
+
+async def test_an_interrupted_run_reads_as_ctrl_c(tmp_path: Path) -> None:
+    """A run cancelled while its agent works: the log ends ``interrupted`` at the time it
+    stopped, so the report counts the silent seconds; show and report.md say so in words and
+    name no Python exception. (The CLI writes an interrupted run's reports, as here.)"""
+    challenge = challenge_at(tmp_path / "challenge")
+    world = World({"solution.py": ""})
+
+    async def works_for_ever(world: World, message: Message) -> None:
+        await anyio.sleep(10 * 3600)
+
+    agent = FakeAgent(world, works_for_ever)
+    factory = FakeParts(world, agent, passes_when({}))
+    folder = RunFolder.new(tmp_path / "runs", challenge, agent.name)
+    with anyio.move_on_after(120):
+        await finished_run(challenge, agent, folder, factory)
+    records = list(LogReader(folder.log))
+    recorded_until = max(r["t"] for r in records if r["kind"] != "session.aborted")
+    assert (records[-1]["kind"], records[-1]["status"]) == ("session.aborted", "interrupted")
+    assert factory.closed
+    report = write_reports(challenge, folder)
+    assert report["run"]["elapsed"] >= recorded_until + 60  # silent, but running: counted
+    shown = in_process("show", str(folder.path)).output
+    assert "run interrupted: stopped by Ctrl-C (or a cancellation) before the session ended" in shown
+    markdown = (folder.path / "report.md").read_text()
+    assert "Error()" not in shown + markdown
 
 
 class Failing(FakeParts):
