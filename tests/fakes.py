@@ -96,9 +96,10 @@ class FakeRepo:
         new = self.world.snapshots[tree]
         for path in old.keys() - new.keys():
             (dest / path).unlink()
-        for path in new.keys() - {path for path in old if old[path] == new.get(path)}:
-            (dest / path).parent.mkdir(parents=True, exist_ok=True)
-            (dest / path).write_text(new[path])
+        for path, text in new.items():
+            if old.get(path) != text:
+                (dest / path).parent.mkdir(parents=True, exist_ok=True)
+                (dest / path).write_text(text)
         return sorted(path for path in old.keys() | new.keys() if old.get(path) != new.get(path))
 
     async def commits(self) -> list[tuple[str, str]]:
