@@ -1,5 +1,5 @@
-"""In-memory stand-ins for the session's seams: workspace, watcher, test runner, agent; and a
-matrix's session runner.
+"""In-memory stand-ins for the session's seams: workspace, watcher, test runner, agent; the
+factory of a run made of them; and a matrix's session runner.
 
 One fake per seam of :mod:`orchestrator.seams`, each faithful to its contract. A
 :class:`World` is a dict of file contents. Writing to it queues a change batch for the fake
@@ -7,10 +7,13 @@ watcher; a snapshot keeps a copy of the contents under a hash of them, its tree 
 runner asks a verdict function what the tests say about the snapshot it is given, never about
 the live files, so a session that tests a stale or wrong tree is caught. Everything sleeps on
 the event loop's clock only, so sessions run on trio's ``MockClock`` in milliseconds.
+:class:`FakeParts` hands these to a run's composition (:func:`orchestrator.run.runs.finished_run`),
+which then scores the run and writes its reports as it does for the real parts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -22,7 +25,10 @@ import anyio
 
 from orchestrator.agents import TurnAgent
 from orchestrator.log.cells import SessionOrder
+from orchestrator.log.eventlog import EventLog
+from orchestrator.log.records import WorkspaceCreated
 from orchestrator.log.verdicts import TestRun
+from orchestrator.run.parts import RunParts
 from orchestrator.seams import AgentContext, Batch, Message
 from orchestrator.system.git import EMPTY_TREE
 from triggers import CommitMade, FileChange, PhaseResult
@@ -86,7 +92,18 @@ class FakeRepo:
         return tree
 
     async def export(self, tree: str, dest: Path, *, base: str = EMPTY_TREE) -> list[str]:
-        raise AssertionError("the fake runner never exports")
+        old = {} if base == EMPTY_TREE else self.world.snapshots[base]
+        new = self.world.snapshots[tree]
+        for path in old.keys() - new.keys():
+            (dest / path).unlink()
+        for path, text in new.items():
+            if old.get(path) != text:
+                (dest / path).parent.mkdir(parents=True, exist_ok=True)
+                (dest / path).write_text(text)
+        return sorted(path for path in old.keys() | new.keys() if old.get(path) != new.get(path))
+
+    async def commits(self) -> list[tuple[str, str]]:
+        return list(self.world.commits)
 
     async def changes(self, before: str, after: str) -> list[tuple[str, str]]:
         old, new = self.world.snapshots[before], self.world.snapshots[after]
@@ -160,6 +177,33 @@ class FakeAgent(TurnAgent):
             self.seen.append((anyio.current_time(), message.trigger))
             await self.behaviour(self.world, message)
         return 0
+
+
+class FakeParts:
+    """The parts factory of a run on a World: FakeRepo, FakeWatcher, FakeRunner (answering by
+    ``verdict`` after ``seconds``) and ``agent``, with no sandbox, bounds or seals."""
+
+    def __init__(self, world: World, agent: FakeAgent, verdict: Verdict, seconds: float = 1.0) -> None:
+        self.world = world
+        self.repo = FakeRepo(world)
+        self.runner = FakeRunner(world, verdict, seconds)
+        self.agent = agent
+        self.closed = False
+
+    async def parts(self, log: EventLog) -> RunParts:
+        baseline = await self.repo.snapshot()
+        log.append(WorkspaceCreated(baseline, "python", {"kind": "fake"}), 0.0)
+        return RunParts(
+            repo=self.repo,
+            runner=self.runner,
+            watcher=FakeWatcher(self.world),
+            agent=self.agent,
+            warm=contextlib.nullcontext(),
+        )
+
+    async def aclose(self) -> None:
+        self.closed = True
+        self.world.close()
 
 
 def passes_when(marker: dict[str, str]) -> Verdict:

@@ -24,7 +24,6 @@ temporary folder only: nothing is hidden from it, and the run says so.
 from __future__ import annotations
 
 import contextlib
-import os
 import shlex
 import shutil
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -35,16 +34,20 @@ from typing import Any
 import anyio
 
 from orchestrator.grading.bounds import MB, Bounds
-from orchestrator.grading.sandbox import (
+from orchestrator.grading.sandbox import Sandbox
+from orchestrator.system.agentfiles import AgentFolder
+from orchestrator.system.bubblewrap import (
     DROP_TO_USER,
-    NAMESPACES,
-    Sandbox,
     SandboxUser,
     bind,
+    bwrap,
+    capabilities,
     cover,
+    namespaces,
+    read_only_system,
     setpriv,
+    tmpfs,
 )
-from orchestrator.system.agentfiles import AgentFolder
 from orchestrator.system.cgroups import Cgroup
 from orchestrator.system.processes import reaped
 
@@ -218,21 +221,15 @@ class AgentSandbox:
         join = self.cgroup.launcher() if self.cgroup is not None else []
         if not self.confined:
             return [*join, *reaped(argv)]
-        view = self.view
-        namespaces = [*NAMESPACES, *([] if view.network else ["--unshare-net"])]
-        drop: list[str] = []
-        if self.sandbox.as_root:
-            capabilities = list(DROP_TO_USER)
-            drop = setpriv(SandboxUser("agent", *AGENT_USER))
-        else:
-            namespaces.append("--unshare-user")
-            capabilities = ["--cap-drop", "ALL"]
-        mounts = _system_mounts()
+        view, as_root = self.view, self.sandbox.as_root
+        # As root, setpriv drops to the agent's user, which takes these away; else no capability.
+        kept = DROP_TO_USER if as_root else capabilities()
+        drop = setpriv(SandboxUser("agent", *AGENT_USER)) if as_root else []
+        mounts = read_only_system(SYSTEM)
         mounts += cover([path for path in view.hide if _in_system(path)])
         mounts += ["--dev", "/dev", "--proc", "/proc"]
-        size = str(self.bounds.tmp_mb * MB)
         for place in IN_MEMORY:
-            mounts += ["--perms", "1777", "--size", size, "--tmpfs", place]
+            mounts += tmpfs(place, self.bounds.tmp_mb * MB)
         if self.sandbox.as_root:
             mounts += ["--ro-bind", str(view.tmp / "passwd"), "/etc/passwd"]
             mounts += ["--ro-bind", str(view.tmp / "group"), "/etc/group"]
@@ -244,35 +241,13 @@ class AgentSandbox:
             mounts += bind(folder, folder, writable=True)
         return [
             *join,
-            "bwrap",
-            *namespaces,
-            "--die-with-parent",
-            "--new-session",
-            *capabilities,
-            *mounts,
+            *bwrap(namespaces(network=view.network, user=not as_root), kept, mounts),
             "--chdir",
             str(view.workspace),
             "--",
             *drop,
             *argv,
         ]
-
-
-def _system_mounts() -> list[str]:
-    """The machine's system folders read-only, and its top-level links as they are."""
-    mounts: list[str] = []
-    for entry in sorted(Path("/").iterdir()):
-        if entry.is_symlink() and os.readlink(entry).startswith("usr/"):
-            mounts += ["--symlink", os.readlink(entry), str(entry)]
-    for folder in SYSTEM:
-        if Path(folder).is_dir() and not Path(folder).is_symlink():
-            mounts += ["--ro-bind", folder, folder]
-    resolv = Path("/etc/resolv.conf")
-    if resolv.is_symlink():  # often into /run: the agent needs its name server
-        target = resolv.resolve()
-        if target.is_file():
-            mounts += ["--ro-bind", str(target), str(target)]
-    return mounts
 
 
 def program_shares(program: str, path: str | None = None) -> list[Share]:

@@ -36,7 +36,8 @@ from typing import Any
 import anyio
 
 from orchestrator.challenge.model import Challenge, Phase
-from orchestrator.grading.sandbox import Places, Sandbox, SandboxUser
+from orchestrator.grading.sandbox import Places, Sandbox
+from orchestrator.system.bubblewrap import SandboxUser
 from orchestrator.system.processes import GRACE, stop
 from orchestrator.system.runtime import Runtime
 from orchestrator.system.venvs import Environment

@@ -18,7 +18,8 @@ A session's pytest runs are forks of its **warm interpreter** (``zygote.py``, st
 namespaces of its own, so a run sees exactly what a cold run sees.
 
 **Agents** have a sandbox of their own, an allow-list (``agent_sandbox.py``); it shares this
-module's kinds and its bubblewrap arguments.
+module's kinds. Both decide what a sandbox shows; the bubblewrap and ``setpriv`` arguments that
+make it are built by ``orchestrator/system/bubblewrap.py``, which decides nothing.
 
 Every process also gets resource limits (address space, processes, open files, CPU time,
 file size) through ``prlimit`` (a warm run sets them itself), and dies with its run:
@@ -47,6 +48,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
+from orchestrator.system.bubblewrap import (
+    DROP_TO_USER,
+    SandboxUser,
+    bind,
+    bubblewrap_problem,
+    bwrap,
+    capabilities,
+    namespaces,
+    setpriv,
+    tmpfs,
+)
 from orchestrator.system.processes import reaped
 from orchestrator.system.runtime import TEST_USER, Runtime
 from orchestrator.system.venvs import Environment
@@ -57,28 +69,16 @@ __all__ = [
     "Mount",
     "Places",
     "Sandbox",
-    "SandboxUser",
-    "bind",
-    "cover",
     "detect_sandbox",
     "mount_problem",
     "pids_cgroup",
-    "setpriv",
 ]
 
 #: Where a hidden test run's folders are, inside bubblewrap.
 INSIDE = Path("/changeup")
-#: Namespaces every sandboxed process gets (the network too, but for agents that need it).
-NAMESPACES = ("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
 #: What the warm interpreter keeps: making each run's namespaces and mounts (SYS_ADMIN), bringing
 #: up its loopback (NET_ADMIN), and dropping its test process to the test user.
 WARM_CAPABILITIES = ("SYS_ADMIN", "NET_ADMIN", "SETUID", "SETGID", "SETPCAP")
-#: As root: only what dropping to the sandbox's user takes (it then takes these away too).
-DROP_TO_USER = [
-    "--cap-drop",
-    "ALL",
-    *(f for c in ("SETUID", "SETGID", "SETPCAP") for f in ("--cap-add", f"CAP_{c}")),
-]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,15 +119,6 @@ def _processes_of(uid: int) -> int:
             except OSError:
                 continue
     return count
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxUser:
-    """A separate user processes run as."""
-
-    name: str
-    uid: int
-    gid: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +248,7 @@ class Sandbox:
         if runtime is None:
             raise ValueError("a hidden test run under bubblewrap sees its private runtime: none was given")
         # As root, the bootstrap or the launcher drops to the test user, which takes these away.
-        capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
+        kept = DROP_TO_USER if self.as_root else capabilities()
         view = [*_runtime_mounts(runtime), *_hidden_view(environment, tmp_mb)]
         for name, writable in (("hidden", False), ("harness", False), ("ws", True), ("out", True)):
             view += bind(folder / name, INSIDE / name, writable=writable)
@@ -270,7 +261,7 @@ class Sandbox:
         return [
             *join,
             *self.limits.prlimit(user.uid if user else None),
-            *self._bubblewrap(capabilities, view),
+            *self._bubblewrap(kept, view),
             "--chdir",
             str(start),
             "--",
@@ -305,7 +296,7 @@ class Sandbox:
             return [*join, *limits, *reaped([*setpriv(user), *argv], pids=pids)]
         if runtime is None:
             raise ValueError("a workspace host under bubblewrap needs the private runtime")
-        capabilities = list(DROP_TO_USER) if self.as_root else ["--cap-drop", "ALL"]
+        kept = DROP_TO_USER if self.as_root else capabilities()
         view = [*_runtime_mounts(runtime), *_hidden_view(environment, tmp_mb)]
         view += bind(folder / "harness", INSIDE / "harness")
         view += bind(folder / "ws", INSIDE / "ws", writable=True)
@@ -313,7 +304,7 @@ class Sandbox:
         return [
             *join,
             *self.limits.prlimit(user.uid if user else None),
-            *self._bubblewrap(capabilities, view),
+            *self._bubblewrap(kept, view),
             "--chdir",
             str(INSIDE / "ws"),
             "--",
@@ -342,11 +333,7 @@ class Sandbox:
         where each run's child joins its run's group; the zygote stays in changeup's own cgroup
         namespace, so that group is in reach of it (each run gets a namespace of its own).
         """
-        capabilities = [
-            "--cap-drop",
-            "ALL",
-            *(f for c in WARM_CAPABILITIES for f in ("--cap-add", f"CAP_{c}")),
-        ]
+        kept = capabilities(*WARM_CAPABILITIES)
         mounts = [*_runtime_mounts(runtime), *_hidden_view(environment)]
         mounts += bind(folder / "harness", INSIDE / "harness")
         mounts += bind(folder / "runs", INSIDE / "runs", writable=True)
@@ -368,7 +355,7 @@ class Sandbox:
         # The zygote is PID 1 itself: when it ends, the kernel ends every process of its
         # sandbox before bubblewrap (which then exits) sees it end, not some time after.
         return [
-            *self._bubblewrap(capabilities, mounts, "--as-pid-1", cgroup_namespace=False),
+            *self._bubblewrap(kept, mounts, "--as-pid-1", cgroup_namespace=False),
             "--chdir",
             "/",
             "--",
@@ -380,33 +367,11 @@ class Sandbox:
         ]
 
     def _bubblewrap(
-        self, capabilities: list[str], mounts: list[str], *options: str, cgroup_namespace: bool = True
+        self, kept: list[str], mounts: list[str], *options: str, cgroup_namespace: bool = True
     ) -> list[str]:
         """bubblewrap with a hidden run's namespaces: no network; a user namespace unless root."""
-        namespaces = [n for n in NAMESPACES if cgroup_namespace or n != "--unshare-cgroup-try"]
-        namespaces += ["--unshare-net", *([] if self.as_root else ["--unshare-user"])]
-        return ["bwrap", *namespaces, "--die-with-parent", "--new-session", *options, *capabilities, *mounts]
-
-
-def setpriv(user: SandboxUser | None) -> list[str]:
-    if user is None:
-        return []
-    return [
-        "setpriv",
-        f"--reuid={user.uid}",
-        f"--regid={user.gid}",
-        "--clear-groups",
-        "--inh-caps=-all",
-        "--bounding-set=-all",
-        "--no-new-privs",
-        "--",
-    ]
-
-
-def bind(source: Path, dest: PurePath, *, writable: bool = False) -> list[str]:
-    """Bind ``source`` at ``dest``, its missing parents made traversable (bubblewrap makes them 0700)."""
-    parents = [f for parent in reversed(dest.parents[:-1]) for f in ("--perms", "0755", "--dir", str(parent))]
-    return [*parents, "--bind" if writable else "--ro-bind", str(source), str(dest)]
+        unshared = namespaces(network=False, user=not self.as_root, cgroup=cgroup_namespace)
+        return bwrap(unshared, kept, mounts, *options)
 
 
 def _hidden_view(environment: Environment, tmp_mb: int | None = None) -> list[str]:
@@ -414,10 +379,10 @@ def _hidden_view(environment: Environment, tmp_mb: int | None = None) -> list[st
     ``/dev/shm``, each of ``tmp_mb`` when given), and the grading environment (read-only) at
     ``/changeup/env`` and at its own path, where its scripts' ``#!`` lines name its interpreter
     (the runtime holds the mount point)."""
-    size = ["--size", str(tmp_mb * 1024 * 1024)] if tmp_mb is not None else []
-    mounts = ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", *size, "--tmpfs", "/tmp"]
-    if tmp_mb is not None:
-        mounts += ["--perms", "1777", *size, "--tmpfs", "/dev/shm"]
+    size = tmp_mb * 1024 * 1024 if tmp_mb is not None else None
+    mounts = ["--dev", "/dev", "--proc", "/proc", *tmpfs("/tmp", size)]
+    if size is not None:
+        mounts += tmpfs("/dev/shm", size)
     own = ["--ro-bind", str(environment.prefix), str(environment.prefix)]
     return mounts + bind(environment.prefix, INSIDE / "env") + own
 
@@ -457,12 +422,8 @@ def mount_problem(dest: PurePosixPath, runtime: Runtime) -> str:
     )
 
 
-def cover(paths: Sequence[Path]) -> list[str]:
-    mounts: list[str] = []
-    for path in paths:
-        if path.is_dir():
-            mounts += ["--tmpfs", str(path)]
-    return mounts
+#: Whom the probe of bubblewrap switches to, as root: the test user, as a hidden run would.
+PROBE_USER = SandboxUser("probe", *TEST_USER)
 
 
 @functools.cache
@@ -477,32 +438,10 @@ def detect_sandbox(python: str = sys.executable) -> Sandbox:
         return _limits_only("CHANGEUP_SANDBOX=none was set")
     if shutil.which("prlimit") is None:
         return Sandbox("none", "prlimit (util-linux) is not installed: no resource limits")
-    why = "CHANGEUP_SANDBOX=user was set" if choice == "user" else _bubblewrap_problem()
+    why = "CHANGEUP_SANDBOX=user was set" if choice == "user" else bubblewrap_problem(PROBE_USER)
     if not why:
         return Sandbox("bubblewrap")
     return _separate_user(python, why)
-
-
-def _bubblewrap_problem() -> str:
-    """Why bubblewrap cannot confine a process here ("" when it can)."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap is not installed (Debian package bubblewrap)"
-    if os.geteuid() != 0:
-        probe_args = ["--unshare-user", "--unshare-all"]
-    else:  # as root: the namespaces without a user namespace, then setpriv to an unprivileged user
-        probe_args = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
-    drop = setpriv(SandboxUser("probe", *TEST_USER) if os.geteuid() == 0 else None)
-    mounts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    probe = subprocess.run(
-        ["bwrap", *probe_args, "--die-with-parent", *mounts, *drop, "true"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    if probe.returncode != 0:
-        return f"bubblewrap cannot start here: {probe.stderr.strip()[:200]}"
-    return ""
 
 
 def _limits_only(why: str) -> Sandbox:

@@ -1,151 +1,53 @@
-"""A run folder, end to end: set up, run the session, grade, and write the reports.
+"""A run, end to end: its folder, its parts, the session, its scores, and the written reports.
 
-Layout of ``<out>/<challenge>-<time>-<agent>/``::
-
-    events.jsonl   the append-only event log (docs/event-log.md)
-    challenge/     the challenge folder as it was run (replay and rescore read it)
-    workspace/     the agent's workspace, with its own git history
-    shadow.git/    snapshots of the workspace, one tree per tested state
-    agent/         message files and transcripts of the agent
-    pid            the id of the process that made the run (is it still live?)
-    report.json    the report (docs/report.md)
-    report.md      the same, for people; report.html, with a timeline
+:func:`run_challenge` makes the run folder (:mod:`orchestrator.run.folder`) and its real parts
+(:class:`~orchestrator.run.parts.RealParts`); :func:`finished_run` is the composition, given
+any parts (real, or a test's fakes): session → scoring → written reports.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import platform
-import re
 import shutil
-import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import structlog
 
-import orchestrator
-import triggers
 from orchestrator.agents import AgentUnavailable
-from orchestrator.agents.scripted import apply_reference
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
-from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
-from orchestrator.grading.bounds import SessionGroups, agent_bounds, test_bounds
-from orchestrator.grading.sandbox import Sandbox, detect_sandbox
-from orchestrator.grading.seal import Seals
-from orchestrator.grading.testrun import PytestRunner
+from orchestrator.grading.agent_sandbox import Share
 from orchestrator.log.eventlog import EventLog, EventLogError, read_log
-from orchestrator.log.records import (
-    STOPPED,
-    AgentSandboxed,
-    PhaseSealed,
-    SessionAborted,
-    SessionScored,
-    SharedPath,
-    WorkspaceCreated,
-)
+from orchestrator.log.records import STOPPED, SessionAborted, SessionScored
 from orchestrator.render.html_report import report_html
 from orchestrator.render.markdown import report_markdown
+from orchestrator.run.folder import RunFolder
+from orchestrator.run.parts import PartsFactory, RealParts, RunParts, SetupFailed
 from orchestrator.scoring.effects import effects_record
 from orchestrator.scoring.judge import Judge, RuleJudge
-from orchestrator.scoring.manifest import freeze_manifest
 from orchestrator.scoring.report import build_report
 from orchestrator.scoring.rubric import score_rubric
 from orchestrator.scoring.scope import scope_record
 from orchestrator.seams import Agent
-from orchestrator.session.agent_limits import AgentLimitsWatch
 from orchestrator.session.loop import Outcome, Parts, Session, SessionView
-from orchestrator.session.watcher import FsWatcher
-from orchestrator.session.workspace import GitError, Workspace
-from orchestrator.system.cgroups import CgroupError
-from orchestrator.system.venvs import (
-    EnvironmentFailure,
-    Environments,
-    cache_root,
-    environments_for,
-    seal_of,
-)
 
-__all__ = ["RunFolder", "RunRefused", "open_run", "run_challenge", "start_phase", "write_reports"]
+if TYPE_CHECKING:
+    from orchestrator.session.workspace import Workspace
 
-
-@dataclass(frozen=True, slots=True)
-class RunFolder:
-    """Where a run lives."""
-
-    path: Path
-
-    @property
-    def log(self) -> Path:
-        """``events.jsonl``."""
-        return self.path / "events.jsonl"
-
-    @property
-    def workspace(self) -> Path:
-        """The agent's workspace."""
-        return self.path / "workspace"
-
-    @property
-    def shadow(self) -> Path:
-        """The snapshot repository."""
-        return self.path / "shadow.git"
-
-    @property
-    def challenge(self) -> Path:
-        """The challenge folder as it was run (copied in at the start; absent in older runs)."""
-        return self.path / "challenge"
-
-    def challenge_as_run(self, header: dict[str, Any]) -> Path:
-        """The challenge to read the run against: the copy it kept, or, for a run made before
-        runs kept one, the folder its log ``header`` names."""
-        return self.challenge if self.challenge.is_dir() else Path(str(header.get("challenge_path", "")))
-
-    @property
-    def pid(self) -> int | None:
-        """The id of the process that made the run (its ``pid`` file); None when not recorded."""
-        try:
-            return int((self.path / "pid").read_text())
-        except (OSError, ValueError):
-            return None
-
-    def live(self) -> bool | None:
-        """Whether the process that made the run still runs; None when no pid was recorded."""
-        pid = self.pid
-        if pid is None:
-            return None
-        try:
-            os.kill(pid, 0)  # signal 0: only asks whether the process exists
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # it exists, under another user
-            return True
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        except (OSError, IndexError):  # no /proc here (not Linux): the signal's answer stands
-            return True
-        # A killed process nobody has reaped yet is a zombie: gone, though it still has a pid.
-        return state != "Z"
-
-    @classmethod
-    def new(cls, out: Path, challenge: Challenge, agent: str, name: str | None = None) -> RunFolder:
-        """A fresh, uniquely named folder under ``out`` (``name``, if given, else one of the time)."""
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
-        slug = re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-")[:40] or "agent"
-        base = out.resolve() / (name or f"{challenge.id}-{stamp}-{slug}")
-        path, n = base, 1
-        while path.exists():
-            n += 1
-            path = base.with_name(f"{base.name}-{n}")
-        path.mkdir(parents=True)
-        # Written so `changeup show --follow` can tell a live run from one whose process is gone.
-        (path / "pid").write_text(f"{os.getpid()}\n")
-        return cls(path)
+__all__ = [
+    "RunFolder",
+    "RunRefused",
+    "finished_run",
+    "open_run",
+    "run_challenge",
+    "start_phase",
+    "write_reports",
+]
 
 
 def _header(challenge: Challenge, agent: Agent, start: str | None) -> dict[str, Any]:
@@ -241,110 +143,48 @@ async def run_challenge(
     shutil.copytree(challenge.root, folder.challenge, ignore=shutil.ignore_patterns(*IGNORED_PARTS))
     if on_folder is not None:
         on_folder(folder)
+    made = RealParts(
+        challenge, agent, folder, step=step, debounce=debounce, shares=shares, network=network, start=start
+    )
+    outcome, report = await finished_run(
+        challenge, agent, folder, made, judge=judge, on_change=on_change, start=start
+    )
+    return folder, outcome, report
+
+
+async def finished_run(
+    challenge: Challenge,
+    agent: Agent,
+    folder: RunFolder,
+    factory: PartsFactory,
+    *,
+    judge: Judge | None = None,
+    on_change: Callable[[SessionView], None] | None = None,
+    start: str | None = None,
+) -> tuple[Outcome, dict[str, Any]]:
+    """The run in ``folder`` of ``challenge`` with ``agent``, on the parts ``factory`` makes:
+    its session, its scores, and its reports, written; returns the outcome and the report.
+
+    A setup that fails (:class:`SetupFailed`) makes the run invalid, never a zero; anything
+    raised later is logged (``session.aborted``: crashed, or interrupted) and raised again,
+    the log left readable. The factory's parts are released in every path.
+    """
     log = EventLog.create(folder.log, _header(challenge, agent, start))
     logger = structlog.get_logger().bind(session=folder.path.name)
-    box: AgentSandbox | None = None
-    groups: SessionGroups | None = None
     session: Session | None = None
     try:
         try:
-            limits = challenge.model.limits
-            workspace = Workspace.create(
-                challenge.workspace,
-                folder.workspace,
-                folder.shadow,
-                max_files=limits.workspace_files,
-                max_bytes=int(limits.workspace_mb * 1e6),
-            )
-            if start is not None:
-                await anyio.to_thread.run_sync(
-                    apply_reference, challenge, challenge.before(start), folder.workspace
-                )
-                # Read again, so the commits laid down before the start are none of the agent's.
-                workspace = Workspace(
-                    workspace.path,
-                    workspace.shadow,
-                    max_files=workspace.max_files,
-                    max_bytes=workspace.max_bytes,
-                )
-            baseline = await workspace.snapshot()
-            python = challenge.grading_python()  # found before: _refuse_early
-            environments = await anyio.to_thread.run_sync(
-                environments_for, challenge.model.requirements, python
-            )
-        except (GitError, OSError, EnvironmentFailure) as error:
+            parts = await factory.parts(log)
+        except SetupFailed as error:
             # The environment failed, not the agent: the run is invalid, never a zero.
             detail = f"could not set up the run: {error}"
             log.append(SessionAborted("invalid", detail), 0.0, sync=True)
             log.close()
-            return folder, Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
-        grading = environments.grading
-        sandbox = detect_sandbox(grading.python)
-        groups = SessionGroups.make(agent_bounds(limits), test_bounds(limits))
-        described = {**sandbox.describe(), "bounds": groups.describe()}
-        log.append(WorkspaceCreated(baseline, grading.python, described), 0.0)
-        # Everything that grades the agent, as it is now; checked at every grading.
-        seals = Seals.take(challenge, grading.prefix)
-        for phase, files in seals.tests.items():
-            log.append(PhaseSealed(phase, files, seal_of(grading.prefix)), 0.0)
-        if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
-            logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
-        for warning in groups.warnings():  # nor are weaker bounds
-            logger.warning("unbounded", detail=warning)
-        await freeze_manifest(folder.path, challenge, agent, sandbox=described, start_at=start)
-        box = agent_sandbox(
-            sandbox, folder, challenge, agent, environments, groups=groups, shares=shares, network=network
-        )
-        seeded = box.prepare(agent.home_files)
-        seen = box.describe()
-        visible = tuple(SharedPath(share["path"], share["writable"]) for share in seen["shares"])
-        sandboxed = AgentSandboxed(seen["confined"], seen["user"], seen["network"], visible, tuple(seeded))
-        log.append(sandboxed, 0.0)
-
-        runner = PytestRunner(
-            challenge,
-            workspace,
-            folder.path / "scratch",
-            environment=grading,
-            sandbox=sandbox,
-            sealed=seals.tests,
-            groups=groups,
-        )
-        parts = Parts(
-            repo=workspace,
-            runner=runner,
-            watcher=FsWatcher(folder.workspace, step=step, debounce=debounce),
-            agent=agent,
-        )
-        session = Session(
-            challenge,
-            parts,
-            log,
-            folder.path / "agent",
-            workspace=folder.workspace,
-            on_change=on_change,
-            logger=logger,
-            environment=environments.agent,
-            seals=seals,
-            sandbox=box,
-            start=start,
-            limits=AgentLimitsWatch(box.bounds, box.cgroup, box.disk()),
-        )
-        async with runner:  # its warm interpreter starts with the session and ends with it
+            return Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
+        session = _session(challenge, folder, parts, log, logger, on_change, start)
+        async with parts.warm:
             outcome = await session.run()
-        # A refused final workspace (over its limits) is not examined: its score is its void tests'.
-        refused = outcome.final is not None and outcome.final.status == "refused"
-        if outcome.status != "invalid" and not refused:
-            entries = read_log(folder.log).entries
-            scope = await scope_record(challenge, workspace, entries)
-            if scope is not None:
-                log.append(scope, log.last_t)
-            effects = effects_record(challenge, entries)
-            if effects is not None:
-                log.append(effects, log.last_t)
-            scored = await score_rubric(challenge, workspace, entries, judge or RuleJudge())
-            # The run's last record: once it is in, the run is done (see report.finished).
-            log.append(SessionScored(tuple(scored)), log.last_t, sync=True)
+        await _scores(challenge, parts, log, folder, outcome, judge or RuleJudge())
     except BaseException as error:
         stopped = isinstance(error, KeyboardInterrupt | anyio.get_cancelled_exc_class())
         detail = STOPPED if stopped else "".join(traceback.format_exception(error)).rstrip()
@@ -353,47 +193,57 @@ async def run_challenge(
         log.append(SessionAborted("interrupted" if stopped else "crashed", detail), t, sync=True)
         raise
     finally:
-        if groups is not None:  # nothing of the agent's or of a test run outlives the session
-            with anyio.CancelScope(shield=True):
-                try:
-                    await groups.aclose()
-                except CgroupError as error:  # said, never raised over what ended the run
-                    logger.error("control groups left behind", detail=str(error))
+        await factory.aclose()
         log.close()
-        shutil.rmtree(folder.path / "scratch", ignore_errors=True)
-        if box is not None:
-            box.forget_seeded()  # the credentials it was given do not stay in the run folder
-    report = write_reports(challenge, folder)
-    return folder, outcome, report
+    return outcome, write_reports(challenge, folder)
 
 
-def agent_sandbox(
-    sandbox: Sandbox,
-    folder: RunFolder,
+def _session(
     challenge: Challenge,
-    agent: Agent,
-    environments: Environments,
-    *,
-    groups: SessionGroups,
-    shares: Sequence[Share] = (),
-    network: bool = True,
-) -> AgentSandbox:
-    """The sandbox of this run's agent: what it may see besides its own folders, what stays hidden."""
-    seen = [Share(environments.agent.prefix), Share(environments.agent.base)]
-    seen += [share for program in agent.programs() for share in program_shares(program)]
-    changeup = [Path(orchestrator.__file__).parent, Path(triggers.__file__).parent]
-    if sys.prefix != sys.base_prefix:  # changeup's own virtual environment
-        changeup.append(Path(sys.prefix))
-    view = AgentView(
+    folder: RunFolder,
+    parts: RunParts,
+    log: EventLog,
+    logger: Any,
+    on_change: Callable[[SessionView], None] | None,
+    start: str | None,
+) -> Session:
+    """The session of the run in ``folder``, on ``parts``."""
+    return Session(
+        challenge,
+        Parts(repo=parts.repo, runner=parts.runner, watcher=parts.watcher, agent=parts.agent),
+        log,
+        folder.path / "agent",
         workspace=folder.workspace,
-        notes=folder.path / "agent",
-        home=folder.path / "home",
-        tmp=folder.path / "scratch" / "agent",
-        shares=(*seen, *shares),
-        hide=(challenge.root, folder.path.parent, cache_root(), *changeup),
-        network=network,
+        on_change=on_change,
+        logger=logger,
+        environment=parts.environment,
+        seals=parts.seals,
+        sandbox=parts.sandbox,
+        start=start,
+        limits=parts.limits,
     )
-    return AgentSandbox(sandbox, view, groups.agent_bounds, groups.agent)
+
+
+async def _scores(
+    challenge: Challenge, parts: RunParts, log: EventLog, folder: RunFolder, outcome: Outcome, judge: Judge
+) -> None:
+    """The scope, effects and rubric records of a session that ended as ``outcome``, appended
+    to ``log``; none for an invalid session or a refused final workspace."""
+    # A refused final workspace (over its limits) is not examined: its score is its void tests'.
+    refused = outcome.final is not None and outcome.final.status == "refused"
+    if outcome.status == "invalid" or refused:
+        return
+    entries = read_log(folder.log).entries
+    scope = await scope_record(challenge, parts.repo, entries)
+    if scope is not None:
+        log.append(scope, log.last_t)
+    effects = effects_record(challenge, entries)
+    if effects is not None:
+        log.append(effects, log.last_t)
+    # score_rubric reads only what ScoredRepository declares; its annotation names the real one.
+    scored = await score_rubric(challenge, cast("Workspace", parts.repo), entries, judge)
+    # The run's last record: once it is in, the run is done (see report.finished).
+    log.append(SessionScored(tuple(scored)), log.last_t, sync=True)
 
 
 def open_run(path: Path) -> RunFolder:

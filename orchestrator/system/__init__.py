@@ -14,6 +14,7 @@ does one thing to the machine and says plainly when the machine will not let it.
 - :mod:`orchestrator.system.footprint`: disk taken under folders, full private mounts.
 - :mod:`orchestrator.system.forkserver`: a process that has done its imports, forking a child per request.
 - :mod:`orchestrator.system.closure`: a program with what it needs to run (libraries, packages).
+- :mod:`orchestrator.system.bubblewrap`: bubblewrap's and setpriv's arguments, and whether bubblewrap runs.
 - :mod:`orchestrator.system.processes`: child processes that die with their run; ``reaper``
   outside bubblewrap.
 - :mod:`orchestrator.system.git`: the neutral git: nothing of the agent's runs on the host.
