@@ -15,7 +15,6 @@ Layout of ``<out>/<challenge>-<time>-<agent>/``::
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import re
@@ -50,6 +49,7 @@ from orchestrator.log.records import (
     SharedPath,
     WorkspaceCreated,
 )
+from orchestrator.log.report import Report, report_json
 from orchestrator.render.html_report import report_html
 from orchestrator.render.markdown import report_markdown
 from orchestrator.scoring.effects import effects_record
@@ -165,11 +165,11 @@ def _header(challenge: Challenge, agent: Agent, start: str | None) -> dict[str, 
     }
 
 
-def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> dict[str, Any]:
+def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> Report:
     """Build the report from the log; write ``<name>.json``, ``<name>.md`` and ``<name>.html``."""
     contents = read_log(folder.log)
     report = build_report(challenge, contents)
-    (folder.path / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (folder.path / f"{name}.json").write_text(report_json(report))
     (folder.path / f"{name}.md").write_text(report_markdown(report))
     (folder.path / f"{name}.html").write_text(report_html(report, contents.entries))
     return report
@@ -223,7 +223,7 @@ async def run_challenge(
     network: bool = True,
     name: str | None = None,
     start: str | None = None,
-) -> tuple[RunFolder, Outcome, dict[str, Any]]:
+) -> tuple[RunFolder, Outcome, Report]:
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
     ``shares`` are paths the agent may also see (``--agent-share``); ``network`` is whether it

@@ -276,11 +276,9 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
             )
         picked = queued[message - 1]
         console.print(
-            terminal(
-                f"#{message} {picked['trigger']} ({picked['kind']}), queued {clock(picked['queued_at'])}:"
-            )
+            terminal(f"#{message} {picked.trigger} ({picked.kind}), queued {clock(picked.queued_at)}:")
         )
-        console.print(terminal(picked["text"].rstrip(), lines=True))
+        console.print(terminal(picked.text.rstrip(), lines=True))
         return
     header = contents.header
     console.print(
