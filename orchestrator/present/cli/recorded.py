@@ -263,7 +263,8 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_outcome
     from orchestrator.render.timeline import lines
-    from orchestrator.scoring.report import build_report, finished, messages
+    from orchestrator.scoring.report import build_report, finished
+    from orchestrator.scoring.turns import messages
     from triggers.durations import clock
 
     folder, contents = _opened(run)
