@@ -371,8 +371,9 @@ class Bounds(_Part):
     cgroups: int | None
     controllers: list[str]
     frozen_during_tests: bool
-    agent: Limits
-    tests: Limits
+    #: None only when the log's description of the bounds could not be read (said in warnings).
+    agent: Limits | None
+    tests: Limits | None
     warnings: list[str]
     agent_over_limits: list[OverLimit]
     frozen: Frozen

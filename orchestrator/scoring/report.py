@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from pydantic import ValidationError
+
 from orchestrator.challenge.model import Challenge
 from orchestrator.grading import counts
 from orchestrator.log.eventlog import LogContents
@@ -451,7 +453,11 @@ def effects(entries: Sequence[Entry]) -> Effects | None:
 
 def bounds(entries: Sequence[Entry]) -> Bounds | None:
     """Both sides' limits as the run had them, what was not bounded, what went over, and how
-    long the agent was frozen while hidden tests ran; None for a log without its bounds."""
+    long the agent was frozen while hidden tests ran; None for a log without its bounds.
+
+    A description of the bounds the log holds but that is not their shape (a log written by
+    hand, or damaged) is said as a warning: what was bounded is then not known.
+    """
     described = None
     for entry in entries:
         if isinstance(entry.record, WorkspaceCreated) and isinstance(
@@ -460,26 +466,48 @@ def bounds(entries: Sequence[Entry]) -> Bounds | None:
             described = entry.record.sandbox["bounds"]
     if described is None:
         return None
-    frozen = [e.record for e in entries if isinstance(e.record, AgentFrozen)]
-    return Bounds.model_validate(
-        {
-            **described,
-            "agent_over_limits": [
-                OverLimit.model_validate(
-                    {"t": e.t, **{k: v for k, v in e.record.to_record().items() if k != "kind"}}
-                )
-                for e in entries
-                if isinstance(e.record, AgentOverLimits)
-            ],
-            "frozen": Frozen(
-                runs=len(frozen),
-                seconds=round(sum(f.seconds for f in frozen), 3),
-                killed=sum(f.killed for f in frozen),
-            ),
-            "test_runs_over_limits": sum(
-                1
-                for e in entries
-                if isinstance(e.record, TestsResult | SessionGraded) and e.record.status == "over_limits"
-            ),
+    try:
+        return Bounds.model_validate({**described, **measured_bounds(entries)})
+    except ValidationError as error:
+        problem = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:3])
+        unknown = (
+            f"the log's description of the bounds cannot be read ({problem}): what was bounded is not known"
+        )
+        unread: dict[str, object] = {
+            "cgroups": None,
+            "controllers": [],
+            "frozen_during_tests": False,
+            "agent": None,
+            "tests": None,
         }
-    )
+        return Bounds.model_validate({**unread, "warnings": [unknown], **measured_bounds(entries)})
+
+
+def _fields(record: AgentOverLimits) -> dict[str, object]:
+    """A record's fields as the log has them, without its kind."""
+    return {k: v for k, v in record.to_record().items() if k != "kind"}
+
+
+def measured_bounds(entries: Sequence[Entry]) -> dict[str, object]:
+    """What the log says of the bounds in use: each time the agent went over a limit, how long it
+    was frozen while hidden tests ran, and how many test runs went over theirs."""
+    frozen = [e.record for e in entries if isinstance(e.record, AgentFrozen)]
+    return {
+        "agent_over_limits": [
+            OverLimit.model_validate(
+                {"t": e.t, **{k: v for k, v in e.record.to_record().items() if k != "kind"}}
+            )
+            for e in entries
+            if isinstance(e.record, AgentOverLimits)
+        ],
+        "frozen": Frozen(
+            runs=len(frozen),
+            seconds=round(sum(f.seconds for f in frozen), 3),
+            killed=sum(f.killed for f in frozen),
+        ),
+        "test_runs_over_limits": sum(
+            1
+            for e in entries
+            if isinstance(e.record, TestsResult | SessionGraded) and e.record.status == "over_limits"
+        ),
+    }

@@ -275,3 +275,21 @@ def test_reports_without_the_contract_keys_have_no_rescore_or_scope_lines() -> N
     markdown, terminal = markdown_and_terminal(report)
     assert "Re-score" not in markdown + terminal
     assert "scope" not in (markdown + terminal).lower()
+
+
+def test_a_log_whose_bounds_cannot_be_read_says_so_as_not_bounded() -> None:
+    """A described bounds block of the wrong shape never crashes the report: it says, in every
+    format, that what was bounded is not known."""
+    created = {
+        "kind": "workspace.created",
+        "baseline": "b",
+        "python": "3.11",
+        "sandbox": {"bounds": {"x": 1}},
+    }
+    report = build_report(EXPORT_TIME, log(*START, created, {**RESULT, "phases": [verdict("phase1", 5)]}))
+    assert report.bounds is not None
+    (warning,) = report.bounds.warnings
+    assert warning.startswith("the log's description of the bounds cannot be read (cgroups: Field required")
+    markdown, terminal = markdown_and_terminal(report)
+    assert f"NOT BOUNDED: {warning}" in markdown
+    assert "NOT BOUNDED: the log's description of the bounds cannot be read" in terminal
