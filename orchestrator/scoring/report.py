@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -270,11 +270,11 @@ def run(challenge: Challenge, contents: LogContents, status: str) -> RunInfo:
                 id=challenge.id,
                 title=challenge.model.title,
                 pattern=challenge.model.pattern,
-                sha256=header.get("challenge_sha256"),
+                sha256=_header_text(header, "challenge_sha256"),
             ),
-            "agent": header.get("agent"),
-            "start_at": header.get("start_at"),
-            "started_at": header.get("started_at"),
+            "agent": _header_text(header, "agent"),
+            "start_at": _header_text(header, "start_at"),
+            "started_at": _header_text(header, "started_at"),
             "status": status,
             "detail": abort_detail(status, why.detail if why is not None else ""),
             "end_reason": ended.reason if ended is not None else None,
@@ -282,6 +282,13 @@ def run(challenge: Challenge, contents: LogContents, status: str) -> RunInfo:
             "elapsed": contents.elapsed,
         }
     )
+
+
+def _header_text(header: dict[str, Any], key: str) -> str | None:
+    """A text of the log's header, or None when it is not there; anything else (a header written
+    by hand) as its text, so that reading it never fails."""
+    value = header.get(key)
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def score(

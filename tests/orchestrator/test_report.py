@@ -293,3 +293,16 @@ def test_a_log_whose_bounds_cannot_be_read_says_so_as_not_bounded() -> None:
     markdown, terminal = markdown_and_terminal(report)
     assert f"NOT BOUNDED: {warning}" in markdown
     assert "NOT BOUNDED: the log's description of the bounds cannot be read" in terminal
+
+
+def test_a_header_written_by_hand_is_read_as_text() -> None:
+    """A header value that is no text (an agent given as a number) is reported as its text."""
+    contents = log(*START, {**RESULT, "phases": [verdict("phase1", 5)]})
+    written = LogContents({**contents.header, "agent": 7, "start_at": None}, contents.entries)
+    assert (
+        build_report(EXPORT_TIME, written).run.agent,
+        build_report(EXPORT_TIME, written).run.start_at,
+    ) == (
+        "7",
+        None,
+    )
