@@ -32,6 +32,7 @@ from orchestrator.grading.policy import counts
 from orchestrator.grading.sandbox import detect_sandbox
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.log.eventlog import LogReader
+from orchestrator.log.report import Report
 from orchestrator.run.runs import RunFolder, run_challenge
 from orchestrator.scoring.judge import Judge, RuleJudge
 from orchestrator.session.replay import replay_records
@@ -62,22 +63,22 @@ def exact_match(declared: list[str], failing: list[str]) -> tuple[list[str], lis
     return missed, extra
 
 
-def _failing(report: dict[str, Any]) -> list[str]:
-    return [t["id"] for phase in report["phases"] for t in phase["failing"]]
+def _failing(report: Report) -> list[str]:
+    return [t.id for phase in report.phases for t in phase.failing]
 
 
-def _lacking(report: dict[str, Any]) -> list[str]:
+def _lacking(report: Report) -> list[str]:
     """What the failing tests lacked and the challenge does not declare (``grading/diagnosis.py``),
     as ``the tool bash`` / ``the data zoneinfo``, each once."""
-    found = [pair for phase in report["phases"] for t in phase["failing"] for pair in missing_in(t["detail"])]
+    found = [pair for phase in report.phases for t in phase.failing for pair in missing_in(t.detail)]
     return [f"the {kind} {name}" for kind, name in dict.fromkeys(found)]
 
 
-def _short(report: dict[str, Any]) -> list[str]:
-    return [c["id"] for c in report.get("rubric") or [] if c["score"] != 1]
+def _short(report: Report) -> list[str]:
+    return [c.id for c in report.rubric or [] if c.score != 1]
 
 
-def _excused(challenge: Challenge, report: dict[str, Any]) -> list[str] | None:
+def _excused(challenge: Challenge, report: Report) -> list[str] | None:
     """The failing tests ``calibration.reference_may_fail`` covers, when they are all that stands
     between the run and full marks (it completed, was graded, reached every phase with tests and
     fell short on no criterion); None when something else does."""
@@ -86,9 +87,9 @@ def _excused(challenge: Challenge, report: dict[str, Any]) -> list[str] | None:
     if not may_fail or not failing or any(not any(covers(m, f) for m in may_fail) for f in failing):
         return None
     whole = (
-        report["run"]["status"] == "completed"
-        and counts(report["score"]["grading_status"])
-        and all(p["unlocked"] and p["total"] > 0 for p in report["phases"])
+        report.run.status == "completed"
+        and counts(report.score.grading_status)
+        and all(p.unlocked and p.total > 0 for p in report.phases)
         and not _short(report)
     )
     return failing if whole else None
@@ -124,26 +125,26 @@ def _unknown_command_ids(challenge: Challenge, log: Path) -> list[str]:
     ]
 
 
-def _reference_check(challenge: Challenge, report: dict[str, Any], label: str, folder: Path) -> Check:
-    fired = [t["id"] for t in report["triggers"] if t["fired"]]
+def _reference_check(challenge: Challenge, report: Report, label: str, folder: Path) -> Check:
+    fired = [t.id for t in report.triggers if t.fired]
     expected_fired = challenge.model.calibration.expect_fired
     problems = []
-    excused = None if report["score"]["full_success"] else _excused(challenge, report)
-    if not report["score"]["full_success"] and excused is None:
+    excused = None if report.score.full_success else _excused(challenge, report)
+    if not report.score.full_success and excused is None:
         misses = _failing(report)[:4] + _short(report)[:4]
-        problems.append("not full marks: " + (", ".join(misses) or f"run {report['run']['status']}"))
+        problems.append("not full marks: " + (", ".join(misses) or f"run {report.run.status}"))
         lacking = _lacking(report)
         if lacking:  # the challenge's environment, not its reference: say what to declare
             problems.append(f"its tests met {', '.join(lacking)}, which the challenge does not declare")
     if expected_fired is not None:
         problems += [f"{t} did not fire" for t in expected_fired if t not in fired]
     else:
-        kinds = {t["id"]: t["kind"] for t in report["triggers"]}
+        kinds = {t.id: t.kind for t in report.triggers}
         problems += [f"deadline {t} fired" for t in fired if kinds[t] == "deadline"]
-    effects = report.get("effects")  # the reference (and the hidden tests) must have none they prohibit
+    effects = report.effects  # the reference (and the hidden tests) must have none they prohibit
     if effects is not None:
-        problems += [] if effects["watched"] else ["its hidden tests were not watched for prohibited effects"]
-        problems += [f"prohibited effect {f['effect']}: {f['detail']}" for f in effects["findings"]]
+        problems += [] if effects.watched else ["its hidden tests were not watched for prohibited effects"]
+        problems += [f"prohibited effect {f.effect}: {f.detail}" for f in effects.findings]
     expected = "full marks; fires " + (", ".join(expected_fired) if expected_fired else "no deadline")
     expected += "; no prohibited effect" if effects is not None else ""
     marks = "100%"
@@ -154,15 +155,15 @@ def _reference_check(challenge: Challenge, report: dict[str, Any], label: str, f
     return Check(challenge.id, label, expected, got, not problems, str(folder))
 
 
-def _broken_check(challenge: Challenge, name: str, report: dict[str, Any], folder: Path) -> Check:
+def _broken_check(challenge: Challenge, name: str, report: Report, folder: Path) -> Check:
     variant = next(b for b in challenge.model.calibration.broken if b.name == name)
     missed, extra = exact_match(variant.fails, _failing(report))
     short = _short(report)
     problems = [f"did not fail {m}" for m in missed] + [f"also failed {e}" for e in extra]
     problems += [f"did not fall short on {c}" for c in variant.fails_checks if c not in short]
     problems += [f"also fell short on {c}" for c in short if c not in variant.fails_checks]
-    if report["run"]["status"] != "completed":
-        problems.append(f"run {report['run']['status']}: {report['run']['detail'][-200:]}")
+    if report.run.status != "completed":
+        problems.append(f"run {report.run.status}: {report.run.detail[-200:]}")
     got = "; ".join(problems) or "caught, exactly as declared"
     expected = f"fails exactly {len(variant.fails)} declared test(s)"
     if variant.fails_checks:
@@ -170,14 +171,14 @@ def _broken_check(challenge: Challenge, name: str, report: dict[str, Any], folde
     return Check(challenge.id, f"broken/{name}", expected, got, not problems, str(folder))
 
 
-def _impostor_check(challenge: Challenge, label: str, report: dict[str, Any], folder: Path) -> Check:
+def _impostor_check(challenge: Challenge, label: str, report: Report, folder: Path) -> Check:
     """An impostor must fall short: some test must notice that what it got is not the real thing."""
-    passed = sum(p["passed"] for p in report["phases"])
-    total = sum(p["total"] for p in report["phases"])
+    passed = sum(p.passed for p in report.phases)
+    total = sum(p.total for p in report.phases)
     problems = []
-    if report["run"]["status"] != "completed":
-        problems.append(f"run {report['run']['status']}: {report['run']['detail'][-200:]}")
-    elif report["score"]["full_success"]:
+    if report.run.status != "completed":
+        problems.append(f"run {report.run.status}: {report.run.detail[-200:]}")
+    elif report.score.full_success:
         problems.append(f"full marks with doubles for results ({passed}/{total} tests): assert their types")
     got = "; ".join(problems) or f"falls short: {passed}/{total} tests pass"
     return Check(challenge.id, label, "falls short of full marks", got, not problems, str(folder))

@@ -24,6 +24,7 @@ import anyio
 
 from orchestrator.agents import AgentUnavailable, parse_agent
 from orchestrator.log.cells import Cell, SessionOrder, cells_of, run_name
+from orchestrator.log.report import ReportError, load_report
 from orchestrator.matrix.attempts import Attempt, AttemptsLog, Next, Status, next_attempt
 from orchestrator.matrix.backends import SessionCrashed, SessionLost, SessionTimedOut
 from orchestrator.matrix.manifest import (
@@ -186,13 +187,12 @@ def _locked(path: Path) -> Iterator[None]:
 def outcome(folder: Path) -> tuple[Status, bool | None, str]:
     """An attempt's status, full success and detail, from its run folder's ``report.json``."""
     try:
-        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-        run, score = report["run"], report["score"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
+        report = load_report(folder / "report.json")
+    except ReportError as error:
         return "crashed", None, f"the run left no readable report.json: {error}"
-    status: Status = run["status"]
-    detail = run["detail"].strip().splitlines()[-1] if run["detail"].strip() else score["grading_detail"]
-    return status, bool(score["full_success"]) if status == "completed" else None, detail
+    run, score = report.run, report.score
+    detail = run.detail.strip().splitlines()[-1] if run.detail.strip() else score.grading_detail
+    return run.status, score.full_success if run.status == "completed" else None, detail
 
 
 async def drive(

@@ -23,10 +23,14 @@ import difflib
 import hashlib
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
+from orchestrator.log.report import CriterionScore, Report
 from orchestrator.matrix.journal import Journal
 
 __all__ = ["REVIEWS", "Item", "Reviews", "blind_order", "item_id", "items_of", "review_diff"]
@@ -59,28 +63,39 @@ class Item:
     judge_reason: str = ""
 
 
-def items_of(run: str, report: dict[str, Any]) -> list[Item]:
-    """The review items of one completed attempt, from its report."""
+def items_of(run: str, report: Report | Mapping[str, Any]) -> list[Item]:
+    """The review items of one completed attempt, from its report (or its ``report.json`` as read
+    by ``json.loads``, which matrix/outcomes.py still passes)."""
+    if isinstance(report, Report):
+        rubric, challenge = report.rubric or [], report.run.challenge.id
+    else:  # matrix/outcomes.py's json.loads of report.json, until it reads it with load_report
+        rubric = [CriterionScore.model_validate(c) for c in report.get("rubric") or []]
+        challenge = str(report["run"]["challenge"]["id"])
     items = []
-    for criterion in report.get("rubric") or []:
-        judged = "judge" in (criterion.get("data") or {})
-        short = criterion["score"] is None or criterion["score"] < 1
-        if not (criterion["critical_failure"] or (judged and short)):
+    for criterion in rubric:
+        judged = "judge" in criterion.data
+        short = criterion.score is None or criterion.score < 1
+        if not (criterion.critical_failure or (judged and short)):
             continue
         items.append(
             Item(
-                id=item_id(run, criterion["id"]),
+                id=item_id(run, criterion.id),
                 run=run,
-                challenge=report["run"]["challenge"]["id"],
-                criterion=criterion["id"],
-                title=criterion["title"],
-                kind="critical" if criterion["critical_failure"] else "judged",
-                score=criterion["score"],
-                findings=tuple(criterion["findings"]),
-                judge_reason=str(criterion["data"]["judge"].get("reason", "")) if judged else "",
+                challenge=challenge,
+                criterion=criterion.id,
+                title=criterion.title,
+                kind="critical" if criterion.critical_failure else "judged",
+                score=criterion.score,
+                findings=tuple(criterion.findings),
+                judge_reason=_reason(criterion.data["judge"]) if judged else "",
             )
         )
     return items
+
+
+def _reason(judge: JsonValue) -> str:
+    """The judge's reason in a criterion's ``data`` (``""`` when it gave none)."""
+    return str(judge.get("reason", "")) if isinstance(judge, dict) else ""
 
 
 class Reviews:

@@ -7,10 +7,10 @@ it ran and something failed, or it was asked something it cannot do, so nothing 
 from __future__ import annotations
 
 import enum
-from typing import Any
 
 import click
 
+from orchestrator.log.report import Report
 from orchestrator.render.phrases import agent_failures
 
 __all__ = ["EXIT_TABLE", "BadInput", "Exit", "failures"]
@@ -48,14 +48,14 @@ class BadInput(click.ClickException):
     exit_code = Exit.BAD_INPUT
 
 
-def failures(report: dict[str, Any]) -> list[str]:
+def failures(report: Report) -> list[str]:
     """Why a run exits :attr:`Exit.FAILED`, one sentence each, read from its report (empty: it is OK)."""
-    run, score = report["run"], report["score"]
+    run, score = report.run, report.score
     found = []
-    if run["status"] != "completed":
-        detail = run["detail"].strip().splitlines()[-1] if run["detail"].strip() else ""
-        found.append(f"the run is {run['status']}" + (f": {detail}" if detail else ""))
-    elif score["grading_status"] != "ok":
-        detail = score["grading_detail"] or f"it is {score['grading_status']}"
+    if run.status != "completed":
+        detail = run.detail.strip().splitlines()[-1] if run.detail.strip() else ""
+        found.append(f"the run is {run.status}" + (f": {detail}" if detail else ""))
+    elif score.grading_status != "ok":
+        detail = score.grading_detail or f"it is {score.grading_status}"
         found.append(f"the final grading is not clean: {detail}")
     return found + agent_failures(report)

@@ -10,9 +10,9 @@ through :func:`~orchestrator.render.inert.html`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from orchestrator.log.records import Entry, graded_like
+from orchestrator.log.report import CriterionScore, Fraction, Report
 from orchestrator.render import inert
 from orchestrator.render.phrases import (
     bounds_lines,
@@ -72,11 +72,11 @@ document.body.dataset.ready = 'yes';
 _e = inert.html  # every value: control characters shown, then escaped for text or a quoted attribute
 
 
-def report_html(report: dict[str, Any], entries: Sequence[Entry]) -> str:
+def report_html(report: Report, entries: Sequence[Entry]) -> str:
     """The whole page."""
-    run = report["run"]
-    score = report["score"]
-    title = run["challenge"]["title"] or run["challenge"]["id"]
+    run = report.run
+    score = report.score
+    title = run.challenge.title or run.challenge.id
     headline, mood = _headline(report)
     rescore = rescore_line(report)
     parts = [
@@ -86,24 +86,24 @@ def report_html(report: dict[str, Any], entries: Sequence[Entry]) -> str:
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f'<p class="headline rescore" id="rescore">{_e(rescore)}</p>' if rescore else "",
-        f'<p class="meta">challenge <code>{_e(run["challenge"]["id"])}</code> · agent <code>{_e(run["agent"])}</code>'
-        f" · started {_e(run['started_at'])} · ran {_e(ran(run))} · ended "
-        f"{_e(run['end_reason'] or run['status'])}</p>",
+        f'<p class="meta">challenge <code>{_e(run.challenge.id)}</code> · agent <code>{_e(run.agent)}</code>'
+        f" · started {_e(run.started_at)} · ran {_e(ran(run))} · ended "
+        f"{_e(run.end_reason or run.status)}</p>",
         f'<p class="meta" id="start">{_e(start_line(report))}</p>' if start_line(report) else "",
         f'<p class="headline {mood}">{_e(headline)}</p>',
     ]
-    if run["status"] == "invalid":
-        parts.append(f'<p id="invalid">Invalid because: {_e(run["detail"].strip())}</p>')
+    if run.status == "invalid":
+        parts.append(f'<p id="invalid">Invalid because: {_e(run.detail.strip())}</p>')
     else:
         parts.append(
-            f"<p>Changed requirement (latest phase): {_ratio(score['changed'])} · "
-            f"preserved behaviour: {_ratio(score['preserved'])}</p>"
+            f"<p>Changed requirement (latest phase): {_ratio(score.changed)} · "
+            f"preserved behaviour: {_ratio(score.preserved)}</p>"
         )
-    if score["total"] is not None:
+    if score.total is not None:
         parts.append(_score(report))
     parts += ["<h2>Timeline</h2>", _timeline(report, entries), LEGEND, _phases(report)]
-    if report.get("rubric"):
-        parts.append(_rubric(report["rubric"]))
+    if report.rubric:
+        parts.append(_rubric(report.rubric))
     parts += [
         _triggers(report),
         _messages(report),
@@ -132,27 +132,27 @@ LEGEND = (
 )
 
 
-def _headline(report: dict[str, Any]) -> tuple[str, str]:
-    run, score = report["run"], report["score"]
-    if run["status"] == "invalid":
+def _headline(report: Report) -> tuple[str, str]:
+    run, score = report.run, report.score
+    if run.status == "invalid":
         return "No score: the run is invalid (an environment failure, not the agent's).", "warn"
-    if score["critical_failures"]:
-        names = ", ".join(score["critical_failures"])
+    if score.critical_failures:
+        names = ", ".join(score.critical_failures)
         return (
-            f"CRITICAL FAILURE: {names} — no other score cancels it. Score {percent(score['total'])}.",
+            f"CRITICAL FAILURE: {names} — no other score cancels it. Score {percent(score.total)}.",
             "bad",
         )
-    verdict = "Full success" if score["full_success"] else "Not a full success"
-    tail = "" if run["status"] == "completed" else f" (run {run['status']})"
-    return f"Score {percent(score['total'])} — {verdict}{tail}.", "good" if score["full_success"] else "bad"
+    verdict = "Full success" if score.full_success else "Not a full success"
+    tail = "" if run.status == "completed" else f" (run {run.status})"
+    return f"Score {percent(score.total)} — {verdict}{tail}.", "good" if score.full_success else "bad"
 
 
-def _ratio(part: dict[str, int]) -> str:
-    return f"{part['passed']}/{part['total']}" if part["total"] else "—"
+def _ratio(part: Fraction) -> str:
+    return f"{part.passed}/{part.total}" if part.total else "—"
 
 
-def _timeline(report: dict[str, Any], entries: Sequence[Entry]) -> str:
-    phases = [p["id"] for p in report["phases"]]
+def _timeline(report: Report, entries: Sequence[Entry]) -> str:
+    phases = [p.id for p in report.phases]
     end = float(max([e.t for e in entries] + [1.0]))
     height = TOP + LANE * len(phases) + 30
 
@@ -163,25 +163,25 @@ def _timeline(report: dict[str, Any], entries: Sequence[Entry]) -> str:
         f'<svg id="timeline" role="img" aria-label="session timeline" viewBox="0 0 {WIDTH} {height}" '
         f'width="100%" xmlns="http://www.w3.org/2000/svg">'
     ]
-    for index, phase in enumerate(report["phases"]):
+    for index, phase in enumerate(report.phases):
         y = TOP + index * LANE
         color = COLORS[index % len(COLORS)]
-        out.append(f'<text x="4" y="{y + LANE / 2 + 4}">{_e(phase["id"])}</text>')
+        out.append(f'<text x="4" y="{y + LANE / 2 + 4}">{_e(phase.id)}</text>')
         out.append(
             f'<rect x="{LEFT}" y="{y + 4}" width="{WIDTH - LEFT - RIGHT}" height="{LANE - 8}" fill="#f4f4f4"/>'
         )
-        if phase["unlocked_at"] is not None:
-            start = x(phase["unlocked_at"])
+        if phase.unlocked_at is not None:
+            start = x(phase.unlocked_at)
             out.append(
-                f'<rect class="band" data-phase="{_e(phase["id"])}" x="{start:.1f}" y="{y + 4}" '
+                f'<rect class="band" data-phase="{_e(phase.id)}" x="{start:.1f}" y="{y + 4}" '
                 f'width="{x(end) - start:.1f}" height="{LANE - 8}" fill="{color}" fill-opacity="0.15">'
-                f"<title>{_e(phase['id'])} unlocked at {clock(phase['unlocked_at'])}</title></rect>"
+                f"<title>{_e(phase.id)} unlocked at {clock(phase.unlocked_at)}</title></rect>"
             )
-        points = _ratio_steps(phase["id"], entries, end)
+        points = _ratio_steps(phase.id, entries, end)
         if points:
             path = " ".join(f"{x(t):.1f},{y + LANE - 6 - (LANE - 12) * share:.1f}" for t, share in points)
             out.append(
-                f'<polyline class="ratio" data-phase="{_e(phase["id"])}" points="{path}" fill="none" '
+                f'<polyline class="ratio" data-phase="{_e(phase.id)}" points="{path}" fill="none" '
                 f'stroke="{color}" stroke-width="2"/>'
             )
     bottom = TOP + LANE * len(phases)
@@ -230,17 +230,17 @@ def _ratio_steps(phase: str, entries: Sequence[Entry], end: float) -> list[tuple
     return points
 
 
-def _phases(report: dict[str, Any]) -> str:
+def _phases(report: Report) -> str:
     rows = "".join(
-        f"<tr><td>{_e(p['id'])}{' — ' + _e(p['title']) if p['title'] else ''}</td><td class=num>{p['weight']:g}</td>"
-        f"<td>{clock(p['unlocked_at'])}</td><td>{_e(p['unlocked_by'] or '—')}</td><td>{clock(p['first_passed_at'])}</td>"
+        f"<tr><td>{_e(p.id)}{' — ' + _e(p.title) if p.title else ''}</td><td class=num>{p.weight:g}</td>"
+        f"<td>{clock(p.unlocked_at)}</td><td>{_e(p.unlocked_by or '—')}</td><td>{clock(p.first_passed_at)}</td>"
         f"<td class=num>{_e(tests_cell(p))}</td>"
-        f"<td class=num>{percent(p['score'])}</td></tr>"
-        for p in report["phases"]
+        f"<td class=num>{percent(p.score)}</td></tr>"
+        for p in report.phases
     )
-    grouped = [(p, groups_line(p, " · ")) for p in report["phases"] if p.get("groups")]
+    grouped = [(p, groups_line(p, " · ")) for p in report.phases if p.groups]
     groups = "".join(
-        f'<li data-phase="{_e(p["id"])}">{_e(p["id"])} {_e(tests_cell(p))}: {_e(line)}'
+        f'<li data-phase="{_e(p.id)}">{_e(p.id)} {_e(tests_cell(p))}: {_e(line)}'
         + (f" — {_e(policy_note(p))}" if policy_note(p) else "")
         + "</li>"
         for p, line in grouped
@@ -252,16 +252,16 @@ def _phases(report: dict[str, Any]) -> str:
     )
 
 
-def _rubric(rubric: list[dict[str, Any]]) -> str:
+def _rubric(rubric: list[CriterionScore]) -> str:
     rows = []
     for c in rubric:
-        score = percent(c["score"])
-        if c["critical_failure"]:
+        score = percent(c.score)
+        if c.critical_failure:
             score = f"CRITICAL FAILURE ({score})"
-        findings = "<br>".join(_e(f) for f in c["findings"][:8]) or "—"
+        findings = "<br>".join(_e(f) for f in c.findings[:8]) or "—"
         rows.append(
-            f'<tr class="{"critical" if c["critical_failure"] else ""}"><td>{_e(c["id"])}'
-            f"{' — ' + _e(c['title']) if c['title'] else ''}</td><td class=num>{weight(c['weight'])}</td>"
+            f'<tr class="{"critical" if c.critical_failure else ""}"><td>{_e(c.id)}'
+            f"{' — ' + _e(c.title) if c.title else ''}</td><td class=num>{weight(c.weight)}</td>"
             f"<td class=num>{score}</td><td>{findings}</td></tr>"
         )
     return (
@@ -271,12 +271,12 @@ def _rubric(rubric: list[dict[str, Any]]) -> str:
     )
 
 
-def _triggers(report: dict[str, Any]) -> str:
+def _triggers(report: Report) -> str:
     rows = "".join(
-        f'<tr data-trigger="{_e(t["id"])}"><td>{_e(t["id"])}</td><td>{_e(t["kind"])}</td>'
-        f"<td><code>{_e(t['condition'])}</code></td><td>{clock(t['fired_at']) if t['fired'] else 'no'}</td>"
-        f"<td>{_e(cause(t['cause']))}</td></tr>"
-        for t in report["triggers"]
+        f'<tr data-trigger="{_e(t.id)}"><td>{_e(t.id)}</td><td>{_e(t.kind)}</td>'
+        f"<td><code>{_e(t.condition)}</code></td><td>{clock(t.fired_at) if t.fired else 'no'}</td>"
+        f"<td>{_e(cause(t.cause))}</td></tr>"
+        for t in report.triggers
     )
     return (
         "<h2>Triggers</h2><table><tr><th>trigger</th><th>kind</th><th>condition</th><th>fired</th>"
@@ -284,7 +284,7 @@ def _triggers(report: dict[str, Any]) -> str:
     )
 
 
-def _failing(report: dict[str, Any]) -> str:
+def _failing(report: Report) -> str:
     items, none = failing_checks(report)
     body = (
         "<ul>" + "".join(f"<li>{_e(item)}</li>" for item in items) + "</ul>"
@@ -294,65 +294,65 @@ def _failing(report: dict[str, Any]) -> str:
     return f'<h2>Failing checks</h2><div id="failing">{body}</div>'
 
 
-def _score(report: dict[str, Any]) -> str:
-    score = report["score"]
+def _score(report: Report) -> str:
+    score = report.score
     rows = "".join(
-        f"<tr><td>{_e(p['kind'])} {_e(p['id'])}</td><td class=num>{p['weight']:g}</td>"
-        f"<td class=num>{percent(p['score'])}</td><td class=num>{points(p['contribution'])}</td></tr>"
-        for p in report.get("scoring", {}).get("parts", [])
+        f"<tr><td>{_e(p.kind)} {_e(p.id)}</td><td class=num>{p.weight:g}</td>"
+        f"<td class=num>{percent(p.score)}</td><td class=num>{points(p.contribution)}</td></tr>"
+        for p in report.scoring.parts
     )
     return (
         f'<h2>How the score is computed</h2><p id="formula">{_e(score_formula(report))}.</p>'
         "<table><tr><th>part</th><th>weight</th><th>score</th><th>points (of 100)</th></tr>"
-        f"{rows}<tr><th>total</th><th></th><th></th><th class=num>{percent(score['total'])}</th></tr></table>"
+        f"{rows}<tr><th>total</th><th></th><th></th><th class=num>{percent(score.total)}</th></tr></table>"
     )
 
 
-def _messages(report: dict[str, Any]) -> str:
-    messages = report.get("messages") or []
+def _messages(report: Report) -> str:
+    messages = report.messages or []
     if not messages:
         return ""
     items = "".join(
-        f'<details class="message" data-message="{m["number"]}"><summary><b>{m["number"]}. {_e(m["trigger"])}</b> '
-        f"({_e(m['kind'])}): queued {clock(m['queued_at'])}, delivered "
-        f"{clock(m['delivered_at']) if m['delivered_at'] is not None else 'never'}</summary>"
-        f'<pre class="message">{_e(m["text"])}</pre></details>'
+        f'<details class="message" data-message="{m.number}"><summary><b>{m.number}. {_e(m.trigger)}</b> '
+        f"({_e(m.kind)}): queued {clock(m.queued_at)}, delivered "
+        f"{clock(m.delivered_at) if m.delivered_at is not None else 'never'}</summary>"
+        f'<pre class="message">{_e(m.text)}</pre></details>'
         for m in messages
     )
     return f'<h2>Messages to the agent</h2><div id="messages">{items}</div>'
 
 
-def _bounds(report: dict[str, Any]) -> str:
+def _bounds(report: Report) -> str:
     lines = bounds_lines(report)
     if not lines:
         return ""
     return '<h2>Bounds</h2><ul id="bounds">' + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>"
 
 
-def _effects(report: dict[str, Any]) -> str:
-    line = effects_line(report)
+def _effects(report: Report) -> str:
+    line = effects_line(report.effects)
     if line is None:
         return ""
     return f'<h2>Prohibited effects</h2><p id="effects">{_e(line[0].upper() + line[1:])}.</p>'
 
 
-def _scope(report: dict[str, Any]) -> str:
-    line = scope_line(report)
-    if line is None:
+def _scope(report: Report) -> str:
+    line = scope_line(report.scope)
+    if line is None or report.scope is None:
         return ""
-    globs = ", ".join(f"<code>{_e(g)}</code>" for g in report["scope"]["allowed_paths"])
+    globs = ", ".join(f"<code>{_e(g)}</code>" for g in report.scope.allowed_paths)
     return f'<h2>Scope</h2><p id="scope">{_e(line)}.</p><p class="meta">Allowed paths: {globs}.</p>'
 
 
-def _superseded(report: dict[str, Any]) -> str:
+def _superseded(report: Report) -> str:
     items = "".join(
-        f"<li><code>{_e(test)}</code> (replaced by {_e(p['id'])})</li>"
-        for p in report["phases"]
-        for test in p["superseded"]
+        f"<li><code>{_e(test)}</code> (replaced by {_e(p.id)})</li>"
+        for p in report.phases
+        for test in p.superseded
     )
     items += "".join(
-        f'<li data-retired="{_e(p["id"])}">{_e(line)}</li>'
-        for p in report["phases"]
+        f'<li data-retired="{_e(p.id)}">{_e(line)}</li>'
+        for p in report.phases
         if (line := retirement_line(p)) is not None
     )
     if not items:

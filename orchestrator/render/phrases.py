@@ -7,8 +7,20 @@ same way because they all say it through here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.log.report import (
+    EffectFound,
+    Effects,
+    Fraction,
+    PhaseOutcome,
+    Report,
+    RunInfo,
+    Scope,
+    Usage,
+    UsageFigure,
+)
 from triggers.durations import DurationError, clock, parse_duration
 
 __all__ = [
@@ -76,119 +88,115 @@ def weight(value: float) -> str:
     return f"{value:g}" if value else "not scored"
 
 
-def ratio(part: dict[str, int]) -> str:
-    return f"{part['passed']}/{part['total']}" if part["total"] else "—"
+def ratio(part: Fraction) -> str:
+    """``3/5`` tests; ``—`` for none."""
+    return f"{part.passed}/{part.total}" if part.total else "—"
 
 
-def tests_cell(phase: dict[str, Any]) -> str:
+def tests_cell(phase: PhaseOutcome) -> str:
     """``3/3``, ``3/3 (2 superseded)`` when later phases superseded some of its tests, ``3/3
     (retired)`` when its tests stopped running (its ``retire:``), or ``locked``."""
-    if not phase["unlocked"]:
+    if not phase.unlocked:
         return "locked"
-    retired = phase.get("retired") or []
+    retired = phase.retired
     note = f" ({len(retired)} superseded)" if retired else ""
-    note += " (retired)" if phase.get("retirement") else ""
-    return f"{phase['passed']}/{phase['total']}{note}"
+    note += " (retired)" if phase.retirement else ""
+    return f"{phase.passed}/{phase.total}{note}"
 
 
-def retirement_line(phase: dict[str, Any]) -> str | None:
+def retirement_line(phase: PhaseOutcome) -> str | None:
     """Why a retired phase's tests no longer ran and what it is scored on; None for any other."""
-    retirement = phase.get("retirement")
+    retirement = phase.retirement
     if not retirement:
         return None
     return (
-        f"{phase['id']}: its tests stopped running when {retirement['by']} unlocked at "
-        f"{clock(retirement['at'])} (retire: {retirement['rule']}); it is scored on its last run before then"
+        f"{phase.id}: its tests stopped running when {retirement.by} unlocked at "
+        f"{clock(retirement.at)} (retire: {retirement.rule}); it is scored on its last run before then"
     )
 
 
-def groups_line(phase: dict[str, Any], sep: str = "  ") -> str | None:
+def groups_line(phase: PhaseOutcome, sep: str = "  ") -> str | None:
     """A phase's test groups, e.g. ``core 5/5 ✓  functionality 2/3  error 0/1 (not in policy)``;
     None for a phase whose verdict has no groups (none declared, locked, or an older log)."""
-    groups = phase.get("groups") or []
+    groups = phase.groups
     if not groups:
         return None
-    policy = phase.get("policy") or []
+    policy = phase.policy
     return sep.join(
-        f"{g['name']} {g['passed']}/{g['total']}"
-        + (" ✓" if g["failed"] == 0 and g["passed"] > 0 else "")
-        + (" (not in policy)" if policy and not g["in_policy"] else "")
+        f"{g.name} {g.passed}/{g.total}"
+        + (" ✓" if g.failed == 0 and g.passed > 0 else "")
+        + (" (not in policy)" if policy and not g.in_policy else "")
         for g in groups
     )
 
 
-def policy_note(phase: dict[str, Any]) -> str:
+def policy_note(phase: PhaseOutcome) -> str:
     """``scored on core: 5/5`` for a phase whose score follows its pass policy, else ``""``."""
-    if not phase.get("policy") or not phase.get("groups"):
+    if not phase.policy or not phase.groups:
         return ""
-    scored = phase["scored"]
-    return f"scored on {', '.join(phase['policy'])}: {scored['passed']}/{scored['total']}"
+    scored = phase.scored
+    return f"scored on {', '.join(phase.policy)}: {scored.passed}/{scored.total}"
 
 
-def phase_good(phase: dict[str, Any]) -> bool:
-    """The phase reached full marks (under its pass policy; a report before policies: all passed)."""
-    if "full_marks" in phase:
-        return bool(phase["full_marks"])
-    return bool(phase["unlocked"] and phase["total"] and phase["passed"] == phase["total"])
+def phase_good(phase: PhaseOutcome) -> bool:
+    """The phase reached full marks (under its pass policy)."""
+    return phase.full_marks
 
 
-def rescore_line(report: dict[str, Any]) -> str | None:
+def rescore_line(report: Report) -> str | None:
     """The line that says a report is a re-score, or None for a report of a run."""
-    rescore = report.get("rescore")
+    rescore = report.rescore
     if not rescore:
         return None
-    original = rescore.get("original_score")
+    original = rescore.original_score
     was = (
         "the original run had no score" if original is None else f"the original score was {percent(original)}"
     )
-    return f"Re-score of {rescore['run']} with {rescore['challenge']} — the agent did not run again; {was}"
+    return f"Re-score of {rescore.run} with {rescore.challenge} — the agent did not run again; {was}"
 
 
-def scope_line(report: dict[str, Any]) -> str | None:
-    """``scope: …`` for a challenge that declares ``allowed_paths``, else None."""
-    scope = report.get("scope")
+def scope_line(scope: Scope | None) -> str | None:
+    """``scope: …`` for a challenge that declares ``allowed_paths`` (a report's ``scope``), else None."""
     if scope is None:
         return None
-    findings = scope["findings"]
+    findings = scope.findings
     if not findings:
         return "scope: every change is inside allowed_paths"
     files = "file" if len(findings) == 1 else "files"
-    listed = ", ".join(f"{f['path']} ({f['change']})" for f in findings)
+    listed = ", ".join(f"{f.path} ({f.change})" for f in findings)
     return f"scope: {len(findings)} {files} changed outside allowed_paths: {listed}"
 
 
-def effects_line(report: dict[str, Any]) -> str | None:
-    """``prohibited effects: …`` for a challenge that declares ``prohibited_effects``, else None."""
-    effects = report.get("effects")
+def effects_line(effects: Effects | None) -> str | None:
+    """``prohibited effects: …`` for a challenge that declares ``prohibited_effects`` (a report's
+    ``effects``), else None."""
     if effects is None:
         return None
-    named = ", ".join(effects["prohibited"])
-    if not effects["watched"]:
+    named = ", ".join(effects.prohibited)
+    if not effects.watched:
         return f"prohibited effects ({named}): not observed, no test run of the final workspace was watched"
-    findings = effects["findings"]
+    findings = effects.findings
     if not findings:
         return f"prohibited effects ({named}): none in the hidden test runs of the final workspace"
-    listed = "; ".join(f"{f['effect']}: {f['detail']} ({made_in(f)})" for f in findings)
+    listed = "; ".join(f"{f.effect}: {f.detail} ({made_in(f)})" for f in findings)
     return f"prohibited effects: {len(findings)} in the hidden test runs of the final workspace: {listed}"
 
 
-def bounds_lines(report: dict[str, Any]) -> list[str]:
+def bounds_lines(report: Report) -> list[str]:
     """What was not bounded, what the agent went over, how long it was frozen, and the test runs
     that went over their limits (none for a run made before the bounds were logged)."""
-    bounds = report.get("bounds")
+    bounds = report.bounds
     if bounds is None:
         return []
-    lines = [f"NOT BOUNDED: {warning}" for warning in bounds.get("warnings") or ()]
-    for over in bounds["agent_over_limits"]:
-        then = f"; {over['action']}" if over["action"] else ""
+    lines = [f"NOT BOUNDED: {warning}" for warning in bounds.warnings]
+    for over in bounds.agent_over_limits:
+        then = f"; {over.action}" if over.action else ""
+        lines.append(f"the agent went over its {over.resource} limit ({clock(over.t)}): {over.detail}{then}")
+    frozen = bounds.frozen
+    if frozen.runs:
+        killed = frozen.killed
         lines.append(
-            f"the agent went over its {over['resource']} limit ({clock(over['t'])}): {over['detail']}{then}"
-        )
-    frozen = bounds["frozen"]
-    if frozen["runs"]:
-        killed = frozen["killed"]
-        lines.append(
-            f"the agent was frozen {duration(frozen['seconds'])} in all, while {frozen['runs']} hidden "
+            f"the agent was frozen {duration(frozen.seconds)} in all, while {frozen.runs} hidden "
             f"test runs ran"
             + (
                 f" ({killed} time{'s' if killed > 1 else ''} it would not freeze and was killed)"
@@ -196,7 +204,7 @@ def bounds_lines(report: dict[str, Any]) -> list[str]:
                 else ""
             )
         )
-    runs = bounds["test_runs_over_limits"]
+    runs = bounds.test_runs_over_limits
     if runs:
         many = runs > 1
         lines.append(
@@ -205,19 +213,25 @@ def bounds_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def made_in(finding: dict[str, Any]) -> str:
-    """Where a prohibited effect was made: ``in phase1/test_x.py::test_y and 3 other tests``."""
-    where = f"in {finding['test']}" if finding["test"] else "while collecting the tests"
-    others = finding["tests"] - 1
+def made_in(finding: Mapping[str, Any] | EffectFound) -> str:
+    """Where a prohibited effect was made: ``in phase1/test_x.py::test_y and 3 other tests`` (a
+    report's finding, or a comparison's as JSON)."""
+    test, tests = (
+        (finding.test, finding.tests)
+        if isinstance(finding, EffectFound)
+        else (finding["test"], finding["tests"])
+    )
+    where = f"in {test}" if test else "while collecting the tests"
+    others = tests - 1
     return where + (f" and {others} other test{'s' if others > 1 else ''}" if others else "")
 
 
-def start_line(report: dict[str, Any]) -> str | None:
+def start_line(report: Report) -> str | None:
     """``started at phase2: …`` for a session started at a later phase, else None."""
-    start = report["run"].get("start_at")
+    start = report.run.start_at
     if start is None:
         return None
-    ids = [phase["id"] for phase in report["phases"]]
+    ids = [phase.id for phase in report.phases]
     earlier = ids[: ids.index(start)] if start in ids else ["the phases before it"]
     before = " and ".join([", ".join(earlier[:-1]), earlier[-1]] if len(earlier) > 1 else earlier)
     return (
@@ -226,79 +240,79 @@ def start_line(report: dict[str, Any]) -> str | None:
     )
 
 
-def score_formula(report: dict[str, Any]) -> str:
+def score_formula(report: Report) -> str:
     """The total's arithmetic in one line: ``79% = (25 * 100% + …) / 100: …``."""
-    score = report["score"]
-    scoring = report.get("scoring", {})
-    parts = [p for p in scoring.get("parts", []) if p["score"] is not None]
-    terms = " + ".join(f"{p['weight']:g} * {percent(p['score'])}" for p in parts)
-    weights = sum(p["weight"] for p in parts)
+    score = report.score
+    scoring = report.scoring
+    parts = [p for p in scoring.parts if p.score is not None]
+    terms = " + ".join(f"{p.weight:g} * {percent(p.score)}" for p in parts)
+    weights = sum(p.weight for p in parts)
     over = (
         "the weighted mean of the rubric's scored criteria (phase tests count through them)"
-        if scoring.get("method") == "rubric"
+        if scoring.method == "rubric"
         else "the weighted mean of the phases' scores"
     )
-    return f"{percent(score['total'])} = ({terms}) / {weights:g}: {over}"
+    return f"{percent(score.total)} = ({terms}) / {weights:g}: {over}"
 
 
-def tests_in_verdict(report: dict[str, Any]) -> int:
+def tests_in_verdict(report: Report) -> int:
     """How many tests the verdict holds, over every phase."""
-    return sum(int(p["total"]) for p in report["phases"])
+    return sum(int(p.total) for p in report.phases)
 
 
-def _outside(phase: dict[str, Any]) -> str:
+def _outside(phase: PhaseOutcome) -> str:
     """``; outside phase2's pass policy`` for a failing test of a phase with full marks under
     its policy: every policy test passed, so this one is reported, not scored."""
-    return f"; outside {phase['id']}'s pass policy" if phase.get("policy") and phase.get("full_marks") else ""
+    return f"; outside {phase.id}'s pass policy" if phase.policy and phase.full_marks else ""
 
 
-def failing_checks(report: dict[str, Any]) -> tuple[list[str], str]:
+def failing_checks(report: Report) -> tuple[list[str], str]:
     """The checks that fell short (failing tests, then criteria short of full marks), and what
     to say when there are none: a run with no test verdict never reads as all passing."""
-    if report["run"]["status"] == "invalid":
+    if report.run.status == "invalid":
         return [], "Not graded: the run is invalid, so no verdict says anything about the agent."
     items = [
-        f"{test['id']} ({test['outcome']}{_outside(phase)})"
-        + (f": {first_line(test['detail'], 200)}" if test["detail"] else "")
-        for phase in report["phases"]
-        for test in phase["failing"]
+        f"{test.id} ({test.outcome}{_outside(phase)})"
+        + (f": {first_line(test.detail, 200)}" if test.detail else "")
+        for phase in report.phases
+        for test in phase.failing
     ]
-    for criterion in report.get("rubric") or []:
-        if criterion["score"] is None or criterion["score"] < 1:
-            evidence = f": {criterion['findings'][0]}" if criterion["findings"] else ""
+    for criterion in report.rubric or []:
+        if criterion.score is None or criterion.score < 1:
+            evidence = f": {criterion.findings[0]}" if criterion.findings else ""
             items.append(
-                f"criterion {criterion['id']} ({percent(criterion['score'], 'not judged')}, "
-                f"weight {weight(criterion['weight'])}){evidence}"
+                f"criterion {criterion.id} ({percent(criterion.score, 'not judged')}, "
+                f"weight {weight(criterion.weight)}){evidence}"
             )
     if tests_in_verdict(report) == 0:
         none = "No test verdict: no hidden test ran on an unlocked phase, so nothing passed."
         return items, none
-    rubric = " and every rubric criterion has full marks" if report.get("rubric") else ""
+    rubric = " and every rubric criterion has full marks" if report.rubric else ""
     return items, f"None: every test of every unlocked phase passes{rubric}."
 
 
-def headline(report: dict[str, Any]) -> str:
-    run = report["run"]
-    score = report["score"]
-    verdict = "FULL SUCCESS" if score["full_success"] else "not a full success"
-    if run["status"] == "invalid":
+def headline(report: Report) -> str:
+    run = report.run
+    score = report.score
+    verdict = "FULL SUCCESS" if score.full_success else "not a full success"
+    if run.status == "invalid":
         return "no score — the run is INVALID (an environment failure, not the agent's)"
-    if score["critical_failures"]:
-        verdict = "CRITICAL FAILURE: " + ", ".join(score["critical_failures"]) + " (no score cancels it)"
-    total = "—" if score["total"] is None else f"{score['total'] * 100:.0f}%"
+    if score.critical_failures:
+        verdict = "CRITICAL FAILURE: " + ", ".join(score.critical_failures) + " (no score cancels it)"
+    total = "—" if score.total is None else f"{score.total * 100:.0f}%"
     line = f"score {total} — {verdict}"
-    if score["incomplete"]:
+    if score.incomplete:
         line += " — some criteria could not be judged"
-    if run["status"] != "completed":
-        line += f" — run {run['status'].upper()}"
+    if run.status != "completed":
+        line += f" — run {run.status.upper()}"
     return line
 
 
-def ran(run: dict[str, Any]) -> str:
+def ran(run: RunInfo) -> str:
     """How long the run took, as far as its log tells."""
-    if run["status"] in ("interrupted", "crashed") and run["end_reason"] is None:
-        return f"{duration(run['elapsed'])} until its last record (it may have run on unrecorded)"
-    return duration(run["elapsed"])
+    if run.status in ("interrupted", "crashed") and run.end_reason is None:
+        return f"{duration(run.elapsed)} until its last record (it may have run on unrecorded)"
+    return duration(run.elapsed)
 
 
 MISSING = "missing"
@@ -317,17 +331,17 @@ def first_line(text: str | None, width: int = 120) -> str:
     return (line[: width - 1] + "…" if len(line) > width else line).replace("|", "/") or "—"
 
 
-def usage_line(usage: dict[str, Any]) -> str:
+def usage_line(usage: Usage) -> str:
     """The run's usage totals in a sentence; a figure no turn reported is called missing."""
 
     def part(figure: str, label: str, shown: Any) -> str:
-        entry = usage[figure]
-        text = f"{label} {shown(entry['total'])}"
-        if entry["missing_turns"] and entry["total"] is not None:
-            turns = ", ".join(map(str, entry["missing_turns"]))
+        entry: UsageFigure = getattr(usage, figure)
+        text = f"{label} {shown(entry.total)}"
+        if entry.missing_turns and entry.total is not None:
+            turns = ", ".join(map(str, entry.missing_turns))
             text += (
                 f" (turn {turns} did not report)"
-                if len(entry["missing_turns"]) == 1
+                if len(entry.missing_turns) == 1
                 else f" (turns {turns} did not report)"
             )
         return text
@@ -338,9 +352,9 @@ def usage_line(usage: dict[str, Any]) -> str:
         part("output_tokens", "tokens out", tokens_text),
         part("cost_usd", "cost", cost_text),
     ]
-    if all(usage[figure]["total"] is None for figure in figures):
+    if all(getattr(usage, figure).total is None for figure in figures):
         parts = ["tokens and cost not reported"]
-    return "; ".join([*parts, f"{usage['turns']} turns, {duration(usage['seconds'])} working"])
+    return "; ".join([*parts, f"{usage.turns} turns, {duration(usage.seconds)} working"])
 
 
 def percent(score: float | None, missing: str = "—") -> str:
@@ -348,13 +362,13 @@ def percent(score: float | None, missing: str = "—") -> str:
     return missing if score is None else f"{score * 100:.0f}%"
 
 
-def agent_failures(report: dict[str, Any]) -> list[str]:
+def agent_failures(report: Report) -> list[str]:
     """Each turn, or agent process, that exited non-zero: ``the agent failed: …``."""
     found = []
-    for turn in report["turns"]:
-        if turn["exit_code"] not in (0, None):
-            who = "its process" if turn["end"] == "exited" else "it"
-            found.append(f"the agent failed: in turn {turn['turn']} {who} exited with {turn['exit_code']}")
+    for turn in report.turns:
+        if turn.exit_code not in (0, None):
+            who = "its process" if turn.end == "exited" else "it"
+            found.append(f"the agent failed: in turn {turn.turn} {who} exited with {turn.exit_code}")
     return found
 
 

@@ -6,11 +6,10 @@ neither rich's markup nor a control character in it reaches the console as such.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.table import Table
 
+from orchestrator.log.report import Report
 from orchestrator.render.inert import terminal
 from orchestrator.render.phrases import (
     bounds_lines,
@@ -37,49 +36,49 @@ from triggers.durations import clock
 __all__ = ["print_outcome", "print_summary"]
 
 
-def print_summary(report: dict[str, Any], console: Console) -> None:
+def print_summary(report: Report, console: Console) -> None:
     """The end-of-run summary: one row per phase, then the triggers and the headline."""
     rescore = rescore_line(report)
     if rescore:
         console.print(f"[bold]{terminal(rescore)}[/]", highlight=False)
-    if report["run"]["status"] == "invalid":  # nothing of the agent was measured: no tables
+    if report.run.status == "invalid":  # nothing of the agent was measured: no tables
         console.print(f"[bold yellow]{terminal(headline(report))}[/]")
-        reason = first_line(report["run"]["detail"], 300)
+        reason = first_line(report.run.detail, 300)
         console.print(f"  invalid because: {terminal(reason)}", highlight=False)
         return
     table = Table(
-        title=terminal(f"{report['run']['challenge']['id']} with {report['run']['agent']}"),
+        title=terminal(f"{report.run.challenge.id} with {report.run.agent}"),
         title_justify="left",
     )
     for column in ("phase", "unlocked", "by", "first passed", "tests", "score"):
         table.add_column(column, justify="right" if column in ("tests", "score") else "left")
-    for phase in report["phases"]:
-        style = "green" if phase_good(phase) else ("dim" if not phase["unlocked"] else "red")
+    for phase in report.phases:
+        style = "green" if phase_good(phase) else ("dim" if not phase.unlocked else "red")
         table.add_row(
-            terminal(phase["id"]),
-            clock(phase["unlocked_at"]),
-            terminal(phase["unlocked_by"] or "—"),
-            clock(phase["first_passed_at"]),
+            terminal(phase.id),
+            clock(phase.unlocked_at),
+            terminal(phase.unlocked_by or "—"),
+            clock(phase.first_passed_at),
             terminal(tests_cell(phase)),
-            f"{phase['score'] * 100:.0f}%",
+            f"{phase.score * 100:.0f}%",
             style=style,
         )
     console.print(table)
-    for phase in report["phases"]:
+    for phase in report.phases:
         groups = groups_line(phase)
         if groups is not None:
             note = policy_note(phase)
-            line = f"{phase['id']}  {tests_cell(phase)}  {groups}" + (f"  — {note}" if note else "")
+            line = f"{phase.id}  {tests_cell(phase)}  {groups}" + (f"  — {note}" if note else "")
             console.print(f"  {terminal(line)}", highlight=False)
     start = start_line(report)
     if start is not None:
         console.print(f"  {terminal(start)}", highlight=False)
-    for phase in report["phases"]:
-        if phase.get("retired"):
-            by = ", ".join(sorted({r["by"] for r in phase["retired"]}))
+    for phase in report.phases:
+        if phase.retired:
+            by = ", ".join(sorted({r.by for r in phase.retired}))
             console.print(
                 terminal(
-                    f"  {phase['id']}: {len(phase['retired'])} superseded test(s) no longer run since {by} "
+                    f"  {phase.id}: {len(phase.retired)} superseded test(s) no longer run since {by} "
                     "(a test count taken before then included them)"
                 ),
                 highlight=False,
@@ -87,39 +86,35 @@ def print_summary(report: dict[str, Any], console: Console) -> None:
         retirement = retirement_line(phase)
         if retirement is not None:
             console.print(f"  {terminal(retirement)}", highlight=False)
-    if report.get("rubric"):
+    if report.rubric:
         rubric = Table(title="rubric", title_justify="left")
         for column in ("criterion", "weight", "score"):
             rubric.add_column(column, justify="left" if column == "criterion" else "right")
-        for criterion in report["rubric"]:
-            score = percent(criterion["score"], "not judged")
-            style = "green" if criterion["score"] == 1 else "red"
-            if criterion["critical_failure"]:
+        for criterion in report.rubric:
+            score = percent(criterion.score, "not judged")
+            style = "green" if criterion.score == 1 else "red"
+            if criterion.critical_failure:
                 score, style = f"CRITICAL ({score})", "bold red"
-            rubric.add_row(
-                terminal(criterion["id"]), weight(criterion["weight"]), terminal(score), style=style
-            )
+            rubric.add_row(terminal(criterion.id), weight(criterion.weight), terminal(score), style=style)
         console.print(rubric)
-    for trigger in report["triggers"]:
-        mark = "[green]fired[/]" if trigger["fired"] else "[dim]not fired[/]"
-        console.print(
-            f"  trigger [bold]{terminal(trigger['id'])}[/] {mark}: {terminal(cause(trigger['cause']))}"
-        )
+    for trigger in report.triggers:
+        mark = "[green]fired[/]" if trigger.fired else "[dim]not fired[/]"
+        console.print(f"  trigger [bold]{terminal(trigger.id)}[/] {mark}: {terminal(cause(trigger.cause))}")
     print_outcome(report, console)
 
 
-def print_outcome(report: dict[str, Any], console: Console) -> None:
+def print_outcome(report: Report, console: Console) -> None:
     """What a run came to: failing checks, usage, scope, how the total is made, the headline."""
     items, _ = failing_checks(report)
     for item in items:
         console.print(f"  [red]✗[/] {terminal(item)}", highlight=False)
-    usage = report.get("usage") or {}
-    if usage.get("turns_reporting"):
+    usage = report.usage
+    if usage.turns_reporting:
         console.print(f"  agent usage: {terminal(usage_line(usage))}", highlight=False)
-    for line in (scope_line(report), effects_line(report), *bounds_lines(report)):
+    for line in (scope_line(report.scope), effects_line(report.effects), *bounds_lines(report)):
         if line is not None:
             console.print(f"  {terminal(line)}", highlight=False)
-    if report["score"]["total"] is not None:
+    if report.score.total is not None:
         console.print(f"  score: {terminal(score_formula(report))}", highlight=False)
-    style = "bold green" if report["score"]["full_success"] else "bold yellow"
+    style = "bold green" if report.score.full_success else "bold yellow"
     console.print(f"[{style}]{terminal(headline(report))}[/]")

@@ -27,6 +27,7 @@ from orchestrator.log.records import (
     WorkspaceCreated,
     abort_detail,
 )
+from orchestrator.log.report import Effects, Scope
 from orchestrator.render.inert import visible
 from orchestrator.render.phrases import cause, duration, effects_line, percent, scope_line
 from triggers import (
@@ -180,7 +181,7 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
                 f"{duration(record.skipped)} to {clock(record.until)}"
             )
         case SessionScope():
-            return "bold", _v(scope_line({"scope": record.to_record()}) or "")
+            return "bold", _v(scope_line(Scope.of(record)) or "")
         case TestsEffects():
             if not record.effects:
                 return ("dim", f"tests #{record.request}: no prohibited effect") if verbose else None
@@ -190,7 +191,7 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             )
             return "red", f"⚠ tests #{record.request} attempted prohibited effects: {seen}"
         case SessionEffects():
-            return "bold", _v(effects_line({"effects": record.to_record()}) or "")
+            return "bold", _v(effects_line(Effects.of(record)) or "")
         case AgentOverLimits():
             then = f"; {_v(record.action)}" if record.action else ""
             return "red", f"⚠ the agent went over its {_v(record.resource)} limit: {_v(record.detail)}{then}"

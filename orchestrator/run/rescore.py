@@ -9,11 +9,9 @@ The recorded trigger decisions are kept: they were made on the verdicts of the t
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import anyio
 
@@ -21,6 +19,8 @@ from orchestrator.challenge.model import Challenge
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.log.eventlog import LogContents
 from orchestrator.log.records import Entry, SessionScored, graded_like
+from orchestrator.log.report import Report, ReportError, load_report, report_json
+from orchestrator.log.report import Rescore as RescoreNote
 from orchestrator.log.verdicts import TestRun
 from orchestrator.render.html_report import report_html
 from orchestrator.render.inert import markdown as inert_markdown
@@ -55,7 +55,7 @@ class Retest:
 class Rescore:
     """The new report, the entries it was built from, and what changed."""
 
-    report: dict[str, Any]
+    report: Report
     entries: list[Entry]
     changes: list[str]
     runs: int
@@ -130,17 +130,21 @@ async def rescore(
         shutil.rmtree(folder.path / "rescore-scratch", ignore_errors=True)
     new = build_report(challenge, LogContents(contents.header, entries, contents.torn))
     old_path = folder.path / "report.json"
-    old = json.loads(old_path.read_text()) if old_path.is_file() else build_report(challenge, contents)
+    try:
+        old = load_report(old_path) if old_path.is_file() else build_report(challenge, contents)
+    except ReportError as error:
+        raise RescoreError(f"cannot re-score: {error}") from None
     changes = differences(old, new)
-    new["rescore"] = {
-        "run": folder.path.name,
-        "challenge": str(challenge.root),
-        "challenge_sha256": challenge.digest,
-        "original_score": old["score"]["total"],
-        "snapshots_tested": len(verdicts),
-        "changes": changes,
-    }
-    (folder.path / f"{NAME}.json").write_text(json.dumps(new, indent=2) + "\n")
+    note = RescoreNote(
+        run=folder.path.name,
+        challenge=str(challenge.root),
+        challenge_sha256=challenge.digest,
+        original_score=old.score.total,
+        snapshots_tested=len(verdicts),
+        changes=changes,
+    )
+    new = new.model_copy(update={"rescore": note})
+    (folder.path / f"{NAME}.json").write_text(report_json(new))
     markdown = (
         report_markdown(new)
         + "\n## Re-scoring\n\n"
@@ -184,35 +188,35 @@ async def _rescored_rubric(
     ]
 
 
-def _outcomes(report: dict[str, Any]) -> dict[str, str]:
-    failing = {t["id"]: t["outcome"] for p in report["phases"] for t in p["failing"]}
+def _outcomes(report: Report) -> dict[str, str]:
+    failing = {t.id: t.outcome for p in report.phases for t in p.failing}
     return failing
 
 
-def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def differences(old: Report, new: Report) -> list[str]:
     """What re-scoring changed: the total, each phase's tests and groups, each failing test, each
     criterion."""
     out = []
-    if old["score"]["total"] != new["score"]["total"]:
-        out.append(f"score {percent(old['score']['total'])} → {percent(new['score']['total'])}")
-    if old["score"]["full_success"] != new["score"]["full_success"]:
-        out.append(f"full success {old['score']['full_success']} → {new['score']['full_success']}")
-    for before, after in zip(old["phases"], new["phases"], strict=False):
-        if (before["passed"], before["total"]) != (after["passed"], after["total"]):
-            was_total = f"{before['passed']}/{before['total']}"
-            out.append(f"{after['id']}: {was_total} → {after['passed']}/{after['total']} tests pass")
-        earlier = {g["name"]: f"{g['passed']}/{g['total']}" for g in before.get("groups", [])}
-        for group in after.get("groups", []):
-            counted = f"{group['passed']}/{group['total']}"
-            if earlier.get(group["name"], counted) != counted:
-                name = group["name"]
-                out.append(f"{after['id']} group {name}: {earlier[name]} → {counted} tests pass")
+    if old.score.total != new.score.total:
+        out.append(f"score {percent(old.score.total)} → {percent(new.score.total)}")
+    if old.score.full_success != new.score.full_success:
+        out.append(f"full success {old.score.full_success} → {new.score.full_success}")
+    for before, after in zip(old.phases, new.phases, strict=False):
+        if (before.passed, before.total) != (after.passed, after.total):
+            was_total = f"{before.passed}/{before.total}"
+            out.append(f"{after.id}: {was_total} → {after.passed}/{after.total} tests pass")
+        earlier = {g.name: f"{g.passed}/{g.total}" for g in before.groups}
+        for group in after.groups:
+            counted = f"{group.passed}/{group.total}"
+            if earlier.get(group.name, counted) != counted:
+                name = group.name
+                out.append(f"{after.id} group {name}: {earlier[name]} → {counted} tests pass")
     was, now = _outcomes(old), _outcomes(new)
     out += [f"{test}: {was[test]} → passed" for test in sorted(set(was) - set(now))]
     out += [f"{test}: passed (or absent) → {now[test]}" for test in sorted(set(now) - set(was))]
-    old_criteria = {c["id"]: c["score"] for c in old.get("rubric") or []}
-    for criterion in new.get("rubric") or []:
-        before = old_criteria.get(criterion["id"])
-        if before != criterion["score"]:
-            out.append(f"criterion {criterion['id']}: {percent(before)} → {percent(criterion['score'])}")
+    old_criteria = {c.id: c.score for c in old.rubric or []}
+    for criterion in new.rubric or []:
+        was_score = old_criteria.get(criterion.id)
+        if was_score != criterion.score:
+            out.append(f"criterion {criterion.id}: {percent(was_score)} → {percent(criterion.score)}")
     return out

@@ -8,7 +8,6 @@ any parts (real, or a test's fakes): session → scoring → written reports.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import platform
 import shutil
 import traceback
@@ -24,6 +23,7 @@ from orchestrator.challenge.model import IGNORED_PARTS, Challenge
 from orchestrator.grading.agent_sandbox import Share
 from orchestrator.log.eventlog import EventLog, EventLogError, read_log
 from orchestrator.log.records import STOPPED, SessionAborted, SessionScored
+from orchestrator.log.report import Report, report_json
 from orchestrator.render.html_report import report_html
 from orchestrator.render.markdown import report_markdown
 from orchestrator.run.folder import RunFolder
@@ -67,11 +67,11 @@ def _header(challenge: Challenge, agent: Agent, start: str | None) -> dict[str, 
     }
 
 
-def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> dict[str, Any]:
+def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> Report:
     """Build the report from the log; write ``<name>.json``, ``<name>.md`` and ``<name>.html``."""
     contents = read_log(folder.log)
     report = build_report(challenge, contents)
-    (folder.path / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (folder.path / f"{name}.json").write_text(report_json(report))
     (folder.path / f"{name}.md").write_text(report_markdown(report))
     (folder.path / f"{name}.html").write_text(report_html(report, contents.entries))
     return report
@@ -125,7 +125,7 @@ async def run_challenge(
     network: bool = True,
     name: str | None = None,
     start: str | None = None,
-) -> tuple[RunFolder, Outcome, dict[str, Any]]:
+) -> tuple[RunFolder, Outcome, Report]:
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
     ``shares`` are paths the agent may also see (``--agent-share``); ``network`` is whether it
@@ -161,7 +161,7 @@ async def finished_run(
     judge: Judge | None = None,
     on_change: Callable[[SessionView], None] | None = None,
     start: str | None = None,
-) -> tuple[Outcome, dict[str, Any]]:
+) -> tuple[Outcome, Report]:
     """The run in ``folder`` of ``challenge`` with ``agent``, on the parts ``factory`` makes:
     its session, its scores, and its reports, written; returns the outcome and the report.
 

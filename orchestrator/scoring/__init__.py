@@ -2,6 +2,7 @@
 
 =============  ================================================================================
 ``report``     ``report.json``: everything a finished run says, built from its log
+``turns``      the report's messages to the agent and its turns
 ``rubric``     the weighted rubric and its items
 ``checks``     the checks a rubric item can name (evolution, protection, removal)
 ``judge``      the optional model judge of free-form rubric items

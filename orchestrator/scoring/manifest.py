@@ -24,16 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import JsonValue
 
 from orchestrator.agents.presets import binary_version, resolve_binary
 from orchestrator.agents.redaction import Redactor, masked_env
 from orchestrator.challenge.model import Challenge
+from orchestrator.log.manifest import MANIFEST_VERSION, Manifest, load_manifest, manifest_json
 from orchestrator.seams import Agent
 
-__all__ = ["MANIFEST", "MANIFEST_VERSION", "build_manifest", "freeze_manifest", "write_manifest"]
+__all__ = ["MANIFEST", "build_manifest", "freeze_manifest", "run_manifest", "write_manifest"]
 
 MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
 
 
 async def freeze_manifest(
@@ -44,7 +45,7 @@ async def freeze_manifest(
     sandbox: Any = None,
     env: Mapping[str, str] | None = None,
     start_at: str | None = None,
-) -> dict[str, Any]:
+) -> Manifest:
     """Write ``run_folder/manifest.json`` (unless one is there) and return it; runs ``--version``."""
     write = partial(write_manifest, run_folder, challenge, agent, sandbox=sandbox, env=env, start_at=start_at)
     return await anyio.to_thread.run_sync(write)
@@ -58,15 +59,14 @@ def write_manifest(
     sandbox: Any = None,
     env: Mapping[str, str] | None = None,
     start_at: str | None = None,
-) -> dict[str, Any]:
+) -> Manifest:
     """Blocking :func:`freeze_manifest`."""
     path = run_folder / MANIFEST
     if path.exists():
-        existing: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return existing
-    manifest = build_manifest(challenge, agent, sandbox=sandbox, env=env, start_at=start_at)
+        return load_manifest(path)
+    manifest = run_manifest(challenge, agent, sandbox=sandbox, env=env, start_at=start_at)
     partial_path = path.with_name(MANIFEST + ".partial")
-    partial_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial_path.write_text(manifest_json(manifest), encoding="utf-8")
     partial_path.replace(path)
     return manifest
 
@@ -78,7 +78,20 @@ def build_manifest(
     sandbox: Any = None,
     env: Mapping[str, str] | None = None,
     start_at: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, JsonValue]:
+    """:func:`run_manifest` as JSON: what matrix/manifest.py reads (its ``agent``) until it reads
+    the typed manifest."""
+    return run_manifest(challenge, agent, sandbox=sandbox, env=env, start_at=start_at).model_dump(mode="json")
+
+
+def run_manifest(
+    challenge: Challenge,
+    agent: Agent,
+    *,
+    sandbox: Any = None,
+    env: Mapping[str, str] | None = None,
+    start_at: str | None = None,
+) -> Manifest:
     """The manifest of a run of ``challenge`` by ``agent``, secrets redacted; ``start_at``: the
     phase it starts at when that is a later one (``--start-at``)."""
     env = dict(os.environ if env is None else env)
@@ -126,8 +139,7 @@ def build_manifest(
         "agent": agent_part,
         "sandbox": _plain(sandbox),
     }
-    cleaned: dict[str, Any] = redact.value(json.loads(json.dumps(manifest, default=str)))
-    return cleaned
+    return Manifest.model_validate(redact.value(json.loads(json.dumps(manifest, default=str))))
 
 
 def _plain(value: Any) -> Any:

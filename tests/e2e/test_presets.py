@@ -227,15 +227,15 @@ def test_the_manifest_records_the_agent_and_redacts_secrets(tmp_path: Path) -> N
     )
     text = (tmp_path / "manifest.json").read_text()
     assert SECRET not in text
-    assert json.loads(text) == manifest
-    recorded = manifest["agent"]
+    assert json.loads(text) == manifest.model_dump(mode="json")
+    recorded = manifest.agent.model_dump()
     assert recorded["version"] == "aider 0.86.1"
     assert recorded["path"] == str(STANDINS / "aider")
     assert recorded["environment"] == {"AIDER_DARK_MODE": "1", "OPENAI_API_KEY": "[redacted]"}
     assert recorded["flags"] == ["--openai-api-key", "[redacted $--openai-api-key]"]
     assert recorded["command"][:3] == ["aider", "--message-file", "<AGENT_DIR>/message-<N>.md"]
-    assert manifest["sandbox"] == {"network": "none"}
-    assert manifest["limits"] == {
+    assert manifest.sandbox == {"network": "none"}
+    assert manifest.limits.model_dump() == {
         "session_seconds": 3600.0,
         "test_run_seconds": 120.0,
         "agent_turn_seconds": None,

@@ -13,6 +13,7 @@ import pytest
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.log.eventlog import LogReader
+from orchestrator.log.report import Report
 from orchestrator.session.replay import replay_records
 from tests.cli import REPO, changeup
 from tests.servers import probe_server
@@ -275,7 +276,7 @@ def test_inbox_agent_waits_for_the_person(tmp_path: Path) -> None:
             await anyio.sleep(0.5)
             (inbox / f"{turn:03d}.done").write_text("")
 
-    async def main() -> dict[str, Any]:
+    async def main() -> Report:
         with anyio.fail_after(120):
             async with anyio.create_task_group() as group:
                 group.start_soon(person)
@@ -286,8 +287,8 @@ def test_inbox_agent_waits_for_the_person(tmp_path: Path) -> None:
         return report
 
     report = anyio.run(main)
-    assert report["score"]["full_success"]
-    assert report["activity"]["agent_turns"] == 2
+    assert report.score.full_success
+    assert report.activity.agent_turns == 2
     graded = list(LogReader(folders[0].log))[-1]
     assert ".changeup" not in json.dumps(graded)
 

@@ -27,6 +27,20 @@ def matrix_file(folder: Path, text: str = V6_V7) -> Path:
     return path
 
 
+#: What every phase of a sample report holds besides its counts.
+PHASE = {
+    "title": "",
+    "weight": 1.0,
+    "policy": [],
+    "score": 1.0,
+    "groups": [],
+    "superseded": [],
+    "retired": [],
+    "retirement": None,
+    "failing": [],
+}
+
+
 def report(
     challenge: str,
     *,
@@ -55,7 +69,29 @@ def report(
             "data": {},
         }
     ]
-    turns = [{"turn": 1}, {"turn": 2}]
+    turns = [
+        {
+            "turn": n,
+            "messages": [trigger],
+            "started_at": at,
+            "ended_at": at + 1.0,
+            "seconds": 1.0,
+            "exit_code": 0,
+            "end": "",
+            "reported": cost is not None,
+            "input_tokens": None,
+            "output_tokens": None,
+            "cache_read_tokens": None,
+            "cache_write_tokens": None,
+            "cost_usd": cost / 2 if cost is not None else None,
+            "final_message": None,
+            "model": "",
+            "session": "",
+            "transcript": "",
+        }
+        for n, trigger, at in ((1, "briefing", 0.0), (2, "pivot", 2.1))
+    ]
+    none = {"total": None, "turns_reported": 0, "missing_turns": [1, 2]}
     money = {
         "total": cost,
         "turns_reported": 2 if cost is not None else 0,
@@ -66,21 +102,29 @@ def report(
         "run": {
             "challenge": {"id": challenge, "title": "", "pattern": "revision", "sha256": "0" * 64},
             "agent": "fake",
+            "start_at": None,
+            "started_at": "2026-12-01T00:00:00+00:00",
             "status": status,
             "detail": "the environment failed" if status == "invalid" else "",
+            "end_reason": "agent_done" if status == "completed" else None,
+            "end_detail": "",
             "elapsed": elapsed,
         },
         "score": {
             "total": None if status == "invalid" else 1.0,
             "full_success": full and not critical and status == "completed" and grading == "ok",
             "critical_failures": [critical] if critical else [],
+            "incomplete": False,
             "changed": {"passed": changed[0], "total": changed[1]},
             "preserved": {"passed": preserved[0], "total": preserved[1]},
+            "graded_on": "final workspace",
             "grading_status": grading,
             "grading_detail": "",
         },
+        "scoring": {"method": "phases", "parts": []},
         "phases": [
             {
+                **PHASE,
                 "id": "phase1",
                 "unlocked": True,
                 "unlocked_by": "start",
@@ -88,8 +132,11 @@ def report(
                 "first_passed_at": 2.0,
                 "passed": preserved[0],
                 "total": preserved[1],
+                "scored": {"passed": preserved[0], "total": preserved[1]},
+                "full_marks": preserved[0] == preserved[1],
             },
             {
+                **PHASE,
                 "id": "phase2",
                 "unlocked": True,
                 "unlocked_by": "pivot",
@@ -97,15 +144,42 @@ def report(
                 "first_passed_at": 5.0,
                 "passed": changed[0],
                 "total": changed[1],
+                "scored": {"passed": changed[0], "total": changed[1]},
+                "full_marks": changed[0] == changed[1],
             },
         ],
         "rubric": rubric,
+        "triggers": [],
+        "activity": {"test_runs": 2, "agent_turns": 2, "commits": 2, "exit_codes": [0, 0]},
         "messages": [
-            {"number": 1, "trigger": "briefing", "delivered_at": 0.0},
-            {"number": 2, "trigger": "pivot", "delivered_at": 2.1},
+            {
+                "number": 1,
+                "trigger": "briefing",
+                "kind": "briefing",
+                "text": "",
+                "queued_at": 0.0,
+                "delivered_at": 0.0,
+            },
+            {
+                "number": 2,
+                "trigger": "pivot",
+                "kind": "pivot",
+                "text": "",
+                "queued_at": 2.0,
+                "delivered_at": 2.1,
+            },
         ],
         "turns": turns,
-        "usage": {"turns": 2, "cost_usd": money, "input_tokens": money, "output_tokens": money},
+        "usage": {
+            "turns": 2,
+            "turns_reporting": 2 if cost is not None else 0,
+            "seconds": 2.0,
+            "input_tokens": money,
+            "output_tokens": money,
+            "cache_read_tokens": none,
+            "cache_write_tokens": none,
+            "cost_usd": money,
+        },
     }
 
 

@@ -107,7 +107,8 @@ def test_a_success_after_a_later_message_is_told_apart(tmp_path: Path) -> None:
     def late(order: SessionOrder) -> dict[str, Any]:
         made = report(order.cell.challenge)
         if order.cell.trial == 2:
-            made["messages"].insert(1, {"number": 2, "trigger": "deadline", "delivered_at": 1.0})
+            deadline = {"trigger": "deadline", "kind": "deadline", "text": "", "queued_at": 1.0}
+            made["messages"].insert(1, {"number": 2, **deadline, "delivered_at": 1.0})
         return made
 
     results, _ = results_of(tmp_path, late)

@@ -240,10 +240,11 @@ def test_a_retired_phase_keeps_the_score_of_its_last_run_and_the_report_says_why
     ]
     numbered = [decode_entry({"seq": n, "t": float(n), **r}) for n, r in enumerate(records, 1)]
     report = build_report(challenge, LogContents({"agent": "scripted:reference"}, numbered))
-    phase1 = report["phases"][0]
-    assert (phase1["passed"], phase1["total"], phase1["score"]) == (4, 5, 0.8)
-    assert phase1["retirement"] == {"by": "phase2", "at": 65.0, "rule": "on-next-unlock"}
-    assert report["phases"][1]["retirement"] is None
+    phase1 = report.phases[0]
+    assert (phase1.passed, phase1.total, phase1.score) == (4, 5, 0.8)
+    assert phase1.retirement is not None
+    assert phase1.retirement.model_dump() == {"by": "phase2", "at": 65.0, "rule": "on-next-unlock"}
+    assert report.phases[1].retirement is None
     why = "phase1: its tests stopped running when phase2 unlocked at 01:05 (retire: on-next-unlock)"
     markdown = report_markdown(report)
     assert "| 4/5 (retired) |" in markdown

@@ -17,6 +17,7 @@ from orchestrator.log.records import (
     TestsEffects,
     decode_entry,
 )
+from orchestrator.log.report import EffectFound, Effects
 from orchestrator.render.phrases import effects_line
 from orchestrator.scoring.effects import effects_record
 from tests.orchestrator.test_loader import SEED_YAML, make_challenge
@@ -92,15 +93,14 @@ def test_the_findings_are_the_final_snapshots_one_per_effect_with_its_tests(tmp_
 
 def test_the_reports_say_watched_clean_or_what_was_seen() -> None:
     """Not watched is never "none"; a finding names its test and how many others made it."""
-    said = {"prohibited": ["network"], "watched": False, "findings": []}
-    assert "not observed" in (effects_line({"effects": said}) or "")
-    said["watched"] = True
-    assert "none in the hidden test runs" in (effects_line({"effects": said}) or "")
-    said["findings"] = [
-        {"effect": "network", "detail": "look up x.example", "test": "phase1/t.py::a", "tests": 3}
-    ]
-    assert effects_line({"effects": said}) == (
+    said = Effects(prohibited=["network"], snapshot="0" * 40, watched=False, findings=[])
+    assert "not observed" in (effects_line(said) or "")
+    said = said.model_copy(update={"watched": True})
+    assert "none in the hidden test runs" in (effects_line(said) or "")
+    found = EffectFound(effect="network", detail="look up x.example", test="phase1/t.py::a", tests=3)
+    said = said.model_copy(update={"findings": [found]})
+    assert effects_line(said) == (
         "prohibited effects: 1 in the hidden test runs of the final workspace: "
         "network: look up x.example (in phase1/t.py::a and 2 other tests)"
     )
-    assert effects_line({}) is None
+    assert effects_line(None) is None

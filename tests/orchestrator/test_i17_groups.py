@@ -26,6 +26,7 @@ from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner, refused
 from orchestrator.log.eventlog import LogContents
 from orchestrator.log.records import decode_entry
+from orchestrator.log.report import Report
 from orchestrator.log.verdicts import TestRun
 from orchestrator.render.html_report import report_html
 from orchestrator.render.markdown import report_markdown
@@ -186,7 +187,7 @@ PHASE2 = {
 }
 
 
-def rendered(report: dict[str, Any], contents: LogContents) -> tuple[str, str, str]:
+def rendered(report: Report, contents: LogContents) -> tuple[str, str, str]:
     out = io.StringIO()
     print_summary(report, Console(file=out, width=200))
     return out.getvalue(), report_markdown(report), report_html(report, contents.entries)
@@ -198,15 +199,21 @@ def test_reports_show_each_group_and_what_the_policy_scores(tmp_path: Path) -> N
     challenge = load_challenge(groups_challenge(tmp_path))
     contents = log([PHASE2])
     report = build_report(challenge, contents)
-    phase = report["phases"][1]
-    assert phase["groups"][2] == {"name": "error", "passed": 0, "failed": 1, "total": 1, "in_policy": False}
-    assert (phase["policy"], phase["scored"], phase["full_marks"]) == (
+    phase = report.phases[1]
+    assert phase.groups[2].model_dump() == {
+        "name": "error",
+        "passed": 0,
+        "failed": 1,
+        "total": 1,
+        "in_policy": False,
+    }
+    assert (phase.policy, phase.scored.model_dump(), phase.full_marks) == (
         ["core"],
         {"passed": 3, "total": 3},
         True,
     )
-    assert (phase["passed"], phase["total"], phase["score"]) == (9, 11, 1.0)
-    assert report["score"]["full_success"]
+    assert (phase.passed, phase.total, phase.score) == (9, 11, 1.0)
+    assert report.score.full_success
     terminal, markdown, page = rendered(report, contents)
     line = "core 3/3 ✓  functionality 1/2 (not in policy)  error 0/1 (not in policy)"
     assert f"phase2  9/11  {line}  — scored on core: 3/3" in terminal
@@ -220,8 +227,8 @@ def test_without_a_policy_every_test_is_scored_and_groups_are_only_shown(tmp_pat
     """The same verdict with no ``passes:``: scored on all 11 tests, no full marks, no policy notes."""
     challenge = load_challenge(groups_challenge(tmp_path, passes=None))
     report = build_report(challenge, log([PHASE2]))
-    phase = report["phases"][1]
-    assert (phase["score"], phase["full_marks"], report["score"]["full_success"]) == (0.8182, False, False)
+    phase = report.phases[1]
+    assert (phase.score, phase.full_marks, report.score.full_success) == (0.8182, False, False)
     terminal, markdown, _ = rendered(report, log([PHASE2]))
     assert "phase2  9/11  core 3/3 ✓  functionality 1/2  error 0/1\n" in terminal
     assert "outside" not in markdown
@@ -235,8 +242,8 @@ def test_a_log_without_groups_reports_as_before(tmp_path: Path) -> None:
     older = {k: v for k, v in PHASE2.items() if k != "groups"}
     contents = log([older])
     report = build_report(challenge, contents)
-    phase = report["phases"][1]
-    assert (phase["groups"], phase["score"], phase["full_marks"]) == ([], 0.8182, False)
+    phase = report.phases[1]
+    assert (phase.groups, phase.score, phase.full_marks) == ([], 0.8182, False)
     terminal, markdown, page = rendered(report, contents)
     assert "Test groups" not in markdown
     assert "Test groups" not in page

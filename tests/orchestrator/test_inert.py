@@ -8,12 +8,12 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from markdown_it import MarkdownIt
 from rich.console import Console
 
 from orchestrator.log.eventlog import EventLog, LogContents, read_log
+from orchestrator.log.report import Report, report_json
 from orchestrator.render.html_report import report_html
 from orchestrator.render.inert import json_text, markdown, terminal, visible
 from orchestrator.render.markdown import report_markdown
@@ -31,7 +31,7 @@ FORGERY = (
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def forged_run() -> tuple[dict[str, Any], LogContents]:
+def forged_run() -> tuple[Report, LogContents]:
     """The report of a run in which every field the agent writes holds :data:`FORGERY`."""
     failing = {"id": f"phase1/test_x.py::test_{FORGERY}", "outcome": "failed", "detail": FORGERY}
     phase = {"phase": "phase1", "passed": 0, "failed": 1, "tests": [failing]}
@@ -113,9 +113,9 @@ def test_report_html_and_json_are_inert() -> None:
     assert not RAW.search(page)
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    written = json.dumps(report, indent=2)  # as runs.write_reports writes it
+    written = report_json(report)  # as runs.write_reports writes it
     assert not RAW.search(written)
-    assert json.loads(written) == report
+    assert Report.model_validate(json.loads(written)) == report
 
 
 def test_the_event_log_is_inert_to_print(tmp_path: Path) -> None:

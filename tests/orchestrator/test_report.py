@@ -11,6 +11,7 @@ from rich.console import Console
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.log.eventlog import LogContents
 from orchestrator.log.records import decode_entry
+from orchestrator.log.report import Report, Rescore, Scope
 from orchestrator.render.html_report import report_html
 from orchestrator.render.markdown import report_markdown
 from orchestrator.render.phrases import duration
@@ -77,7 +78,7 @@ def criterion(name: str, weight: float, score: float, *findings: str) -> dict[st
     }
 
 
-def markdown_and_terminal(report: dict[str, Any]) -> tuple[str, str]:
+def markdown_and_terminal(report: Report) -> tuple[str, str]:
     """report.md and the end-of-run summary printed for ``report``."""
     out = io.StringIO()
     print_summary(report, Console(file=out, width=200))
@@ -92,8 +93,8 @@ def test_a_log_ended_but_not_graded_is_interrupted() -> None:
         {"kind": "session.ended", "reason": "agent_done", "detail": ""},
     )
     report = build_report(EXPORT_TIME, contents)
-    assert report["run"]["status"] == "interrupted"
-    assert not report["score"]["full_success"]
+    assert report.run.status == "interrupted"
+    assert not report.score.full_success
 
 
 def test_an_invalid_run_reads_as_invalid_and_claims_no_passing_checks() -> None:
@@ -122,7 +123,7 @@ def test_a_cancellation_reads_as_ctrl_c_not_as_a_python_repr() -> None:
     """A recorded ``CancelledError()`` is said in words, in the report and in ``show``'s timeline."""
     aborted = {"kind": "session.aborted", "status": "interrupted", "detail": "CancelledError()"}
     report = build_report(EXPORT_TIME, log(*START, aborted))
-    assert report["run"]["detail"] == "stopped by Ctrl-C (or a cancellation) before the session ended"
+    assert report.run.detail == "stopped by Ctrl-C (or a cancellation) before the session ended"
     assert "CancelledError" not in report_markdown(report)
     shown = [text for _, _, text in lines(log(*START, aborted).entries)]
     assert shown[-1].endswith(
@@ -152,9 +153,9 @@ def test_the_total_shows_its_arithmetic_and_criteria_short_of_full_marks_are_fai
         {"kind": "session.scored", "criteria": criteria},
     )
     report = build_report(EXPORT_TIME, contents)
-    assert report["score"]["total"] == 0.8
-    assert report["scoring"]["method"] == "rubric"
-    assert [p["contribution"] for p in report["scoring"]["parts"]] == [0.75, 0.05]
+    assert report.score.total == 0.8
+    assert report.scoring.method == "rubric"
+    assert [p.contribution for p in report.scoring.parts] == [0.75, 0.05]
     markdown, terminal = markdown_and_terminal(report)
     formula = "80% = (75 * 100% + 25 * 20%) / 100: the weighted mean of the rubric's scored criteria"
     assert formula in markdown
@@ -170,7 +171,7 @@ def test_messages_are_in_the_reports_in_full() -> None:
     """Every message delivered, its whole text: quoted in report.md, collapsible in report.html."""
     contents = log(*START)
     report = build_report(EXPORT_TIME, contents)
-    assert report["messages"][0]["text"] == "Implement it.\nSecond line of the briefing."
+    assert report.messages[0].text == "Implement it.\nSecond line of the briefing."
     markdown = report_markdown(report)
     assert "**1. briefing** (briefing): queued 00:03, delivered 00:04" in markdown
     assert "> Second line of the briefing." in markdown
@@ -221,20 +222,25 @@ def test_one_clock_and_one_duration_format() -> None:
     assert shown[-1] == "00:06.00  ⚡ trigger revision fired: phase1_tests_pass held on tests.result at 00:06"
 
 
-RESCORE = {
-    "run": "export-time-20261201-scripted",
-    "challenge": "challenges/export-time",
-    "challenge_sha256": "ab",
-    "original_score": 0.81,
-}
+RESCORE = Rescore(
+    run="export-time-20261201-scripted",
+    challenge="challenges/export-time",
+    challenge_sha256="ab",
+    original_score=0.81,
+    snapshots_tested=1,
+    changes=[],
+)
 
 
 @pytest.mark.parametrize(
     ("scope", "line"),
     [
-        ({"allowed_paths": ["*.py"], "findings": []}, "scope: every change is inside allowed_paths"),
         (
-            {"allowed_paths": ["src/**"], "findings": [{"path": "a.py", "change": "added"},
+            {"allowed_paths": ["*.py"], "changed": 1, "findings": []},
+            "scope: every change is inside allowed_paths",
+        ),
+        (
+            {"allowed_paths": ["src/**"], "changed": 2, "findings": [{"path": "a.py", "change": "added"},
                                                        {"path": "b/c.txt", "change": "modified"}]},
             "scope: 2 files changed outside allowed_paths: a.py (added), b/c.txt (modified)",
         ),
@@ -245,7 +251,9 @@ def test_rescore_marker_and_scope_findings_are_rendered_when_present(
 ) -> None:
     """The contracts' keys: a re-score line at the top, and the scope line, in md, html and terminal."""
     contents = log(*START, {**RESULT, "phases": [verdict("phase1", 5)]})
-    report = {**build_report(EXPORT_TIME, contents), "rescore": RESCORE, "scope": scope}
+    report = build_report(EXPORT_TIME, contents).model_copy(
+        update={"rescore": RESCORE, "scope": Scope.model_validate(scope)}
+    )
     marker = (
         "Re-score of export-time-20261201-scripted with challenges/export-time — "
         "the agent did not run again; the original score was 81%"
@@ -267,3 +275,34 @@ def test_reports_without_the_contract_keys_have_no_rescore_or_scope_lines() -> N
     markdown, terminal = markdown_and_terminal(report)
     assert "Re-score" not in markdown + terminal
     assert "scope" not in (markdown + terminal).lower()
+
+
+def test_a_log_whose_bounds_cannot_be_read_says_so_as_not_bounded() -> None:
+    """A described bounds block of the wrong shape never crashes the report: it says, in every
+    format, that what was bounded is not known."""
+    created = {
+        "kind": "workspace.created",
+        "baseline": "b",
+        "python": "3.11",
+        "sandbox": {"bounds": {"x": 1}},
+    }
+    report = build_report(EXPORT_TIME, log(*START, created, {**RESULT, "phases": [verdict("phase1", 5)]}))
+    assert report.bounds is not None
+    (warning,) = report.bounds.warnings
+    assert warning.startswith("the log's description of the bounds cannot be read (cgroups: Field required")
+    markdown, terminal = markdown_and_terminal(report)
+    assert f"NOT BOUNDED: {warning}" in markdown
+    assert "NOT BOUNDED: the log's description of the bounds cannot be read" in terminal
+
+
+def test_a_header_written_by_hand_is_read_as_text() -> None:
+    """A header value that is no text (an agent given as a number) is reported as its text."""
+    contents = log(*START, {**RESULT, "phases": [verdict("phase1", 5)]})
+    written = LogContents({**contents.header, "agent": 7, "start_at": None}, contents.entries)
+    assert (
+        build_report(EXPORT_TIME, written).run.agent,
+        build_report(EXPORT_TIME, written).run.start_at,
+    ) == (
+        "7",
+        None,
+    )

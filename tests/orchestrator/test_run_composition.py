@@ -8,7 +8,6 @@ and per attack stays in tests/e2e and tests/redteam.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Challenge
 from orchestrator.log.eventlog import EventLog, LogReader
 from orchestrator.log.records import WorkspaceCreated
+from orchestrator.log.report import Report, load_report
 from orchestrator.run.folder import RunFolder
 from orchestrator.run.parts import RunParts, SetupFailed
 from orchestrator.run.runs import finished_run, write_reports
@@ -72,7 +72,7 @@ def challenge_at(root: Path) -> Challenge:
 
 async def composed(
     tmp_path: Path, behaviour: Any
-) -> tuple[RunFolder, Outcome, dict[str, Any], list[dict[str, Any]], FakeParts]:
+) -> tuple[RunFolder, Outcome, Report, list[dict[str, Any]], FakeParts]:
     """One run composed on the fakes: its folder, outcome, report, log records and parts."""
     challenge = challenge_at(tmp_path / "challenge")
     world = World({"solution.py": ""})
@@ -92,13 +92,14 @@ async def test_a_file_changed_outside_allowed_paths_is_a_scope_finding(tmp_path:
         world.write("scratch.txt", "what I tried")
 
     folder, _, report, _, _ = await composed(tmp_path, solves_and_scribbles)
-    assert report["score"]["full_success"]  # a finding is reported, not scored
-    assert report["scope"] == {
+    assert report.score.full_success  # a finding is reported, not scored
+    assert report.scope is not None
+    assert report.scope.model_dump() == {
         "allowed_paths": ["solution.py", "tests/**"],
         "changed": 2,
         "findings": [{"path": "scratch.txt", "change": "added"}],
     }
-    assert json.loads((folder.path / "report.json").read_text()) == report
+    assert load_report(folder.path / "report.json") == report
     line = "1 file changed outside allowed_paths: scratch.txt (added)"
     assert line in (folder.path / "report.md").read_text()
     shown = in_process("show", str(folder.path))
@@ -112,7 +113,8 @@ async def test_changes_inside_allowed_paths_are_no_finding(tmp_path: Path) -> No
         world.write("solution.py", "one two")
 
     folder, _, report, _, _ = await composed(tmp_path, solves)
-    assert report["scope"]["findings"] == []
+    assert report.scope is not None
+    assert report.scope.findings == []
     assert "Scope: every change is inside allowed_paths" in (folder.path / "report.md").read_text()
 
 
@@ -134,10 +136,10 @@ async def test_a_pending_deadline_keeps_the_session_open_for_an_agent_that_takes
     assert skipped["until"] > 600
     assert [r["reason"] for r in records if r["kind"] == "session.ended"] == ["agent_done"]
     assert records[-1]["kind"] == "session.scored"
-    phase1, phase2 = report["phases"]
-    assert (phase2["unlocked_by"], phase2["passed"], phase1["passed"]) == ("deadline", 2, 0)
-    deadline = next(t for t in report["triggers"] if t["id"] == "deadline")
-    assert deadline["fired_at"] == pytest.approx(600, abs=1)
+    phase1, phase2 = report.phases
+    assert (phase2.unlocked_by, phase2.passed, phase1.passed) == ("deadline", 2, 0)
+    deadline = next(t for t in report.triggers if t.id == "deadline")
+    assert deadline.fired_at == pytest.approx(600, abs=1)
     assert factory.closed
 
 
@@ -164,7 +166,7 @@ async def test_messages_are_cut_visibly_and_shown_in_full_with_all_or_by_number(
     one = in_process("show", str(folder.path), "--message", "2")
     assert one.exit_code == 0, one.output
     assert one.output.splitlines()[0].startswith("#2 revision (revision), queued ")
-    assert report["messages"][1]["text"].strip() in one.output
+    assert report.messages[1].text.strip() in one.output
     assert "tests #1:" in plain
     assert "tests #2:" in plain
     missing = in_process("show", str(folder.path), "--message", "9")
@@ -192,7 +194,7 @@ async def test_an_interrupted_run_reads_as_ctrl_c(tmp_path: Path) -> None:
     assert (records[-1]["kind"], records[-1]["status"]) == ("session.aborted", "interrupted")
     assert factory.closed
     report = write_reports(challenge, folder)
-    assert report["run"]["elapsed"] >= recorded_until + 60  # silent, but running: counted
+    assert report.run.elapsed >= recorded_until + 60  # silent, but running: counted
     shown = in_process("show", str(folder.path)).output
     assert "run interrupted: stopped by Ctrl-C (or a cancellation) before the session ended" in shown
     markdown = (folder.path / "report.md").read_text()
@@ -218,7 +220,7 @@ async def test_a_setup_the_environment_failed_is_an_invalid_run_never_a_zero(tmp
     folder = RunFolder.new(tmp_path / "runs", challenge, "fake")
     outcome, report = await finished_run(challenge, factory.agent, folder, factory)
     assert (outcome.status, outcome.detail) == ("invalid", "could not set up the run: no grading environment")
-    assert report["run"]["status"] == "invalid"
+    assert report.run.status == "invalid"
     assert [r["kind"] for r in LogReader(folder.log)][-1] == "session.aborted"
     assert (folder.path / "report.md").is_file()
     assert factory.closed

@@ -251,7 +251,7 @@ async def test_agent_crash_is_recorded_and_the_log_stays_readable(tmp_path: Path
     assert aborted["status"] == "crashed"
     assert kinds(records)[-1] == "session.graded"
     report = build_report(challenge_at(tmp_path / "again"), read_log(tmp_path / "events.jsonl"))
-    assert report["run"]["status"] == "crashed"
+    assert report.run.status == "crashed"
 
 
 async def test_unavailable_agent_makes_the_run_invalid(tmp_path: Path) -> None:
@@ -274,16 +274,18 @@ async def test_report_from_the_log(tmp_path: Path) -> None:
     log.append(SessionScored(()), log.last_t, sync=True)
     log.close()
     report = build_report(challenge_at(tmp_path / "again"), read_log(tmp_path / "events.jsonl"))
-    phase1, phase2 = report["phases"]
-    assert phase1["unlocked_by"] == "start"
-    assert phase2["unlocked_by"] == "pivot"
-    assert phase1["first_passed_at"] == pytest.approx(60, abs=5)
-    assert phase2["first_passed_at"] > phase1["first_passed_at"] + 60
-    pivot, deadline = report["triggers"]
-    assert pivot["fired"]
-    assert "phase1_tests_pass held on tests.result" in pivot["cause"]
-    assert deadline["cause"] == "not needed: phase2 was unlocked by pivot"
-    assert report["score"] == {
+    phase1, phase2 = report.phases
+    assert phase1.unlocked_by == "start"
+    assert phase2.unlocked_by == "pivot"
+    assert phase1.first_passed_at == pytest.approx(60, abs=5)
+    assert phase1.first_passed_at is not None
+    assert phase2.first_passed_at is not None
+    assert phase2.first_passed_at > phase1.first_passed_at + 60
+    pivot, deadline = report.triggers
+    assert pivot.fired
+    assert "phase1_tests_pass held on tests.result" in pivot.cause
+    assert deadline.cause == "not needed: phase2 was unlocked by pivot"
+    assert report.score.model_dump() == {
         "total": 1.0,
         "full_success": True,
         "critical_failures": [],
@@ -294,7 +296,7 @@ async def test_report_from_the_log(tmp_path: Path) -> None:
         "grading_status": "ok",
         "grading_detail": "",
     }
-    assert report["activity"]["commits"] == 2
+    assert report.activity.commits == 2
 
 
 class FirstRunTimesOut(FakeRunner):

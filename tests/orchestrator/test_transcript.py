@@ -444,18 +444,22 @@ def test_report_totals_usage_and_shows_missing_figures_as_missing() -> None:
     report = build_report(
         challenge, LogContents({"agent": "claude-code"}, [decode_entry(r) for r in records])
     )
-    first, second, third = report["turns"]
-    assert (first["messages"], first["final_message"], first["cost_usd"]) == (
+    first, second, third = report.turns
+    assert (first.messages, first.final_message, first.cost_usd) == (
         ["briefing"],
         "Did phase 1.",
         0.5,
     )
-    assert (second["end"], second["input_tokens"]) == ("interrupted", None)
-    assert (third["end"], third["reported"], third["seconds"]) == ("unfinished", False, None)
-    usage = report["usage"]
-    assert usage["input_tokens"] == {"total": 100, "turns_reported": 1, "missing_turns": [2, 3]}
-    assert usage["output_tokens"]["total"] == 30
-    assert usage["cache_read_tokens"] == {"total": None, "turns_reported": 0, "missing_turns": [1, 2, 3]}
+    assert (second.end, second.input_tokens) == ("interrupted", None)
+    assert (third.end, third.reported, third.seconds) == ("unfinished", False, None)
+    usage = report.usage
+    assert usage.input_tokens.model_dump() == {"total": 100, "turns_reported": 1, "missing_turns": [2, 3]}
+    assert usage.output_tokens.total == 30
+    assert usage.cache_read_tokens.model_dump() == {
+        "total": None,
+        "turns_reported": 0,
+        "missing_turns": [1, 2, 3],
+    }
     markdown = report_markdown(report)
     assert "## Agent turns" in markdown
     assert "cost $0.5000 (turns 2, 3 did not report)" in markdown
@@ -470,6 +474,6 @@ def test_a_report_without_summaries_has_no_usage_section() -> None:
         {"seq": 2, "t": 0.5, "kind": "agent.turn_ended", "exit_code": 0, "reason": ""},
     ]
     report = build_report(challenge, LogContents({}, [decode_entry(r) for r in records]))
-    assert report["turns"][0]["seconds"] == 0.4
-    assert report["usage"]["cost_usd"]["total"] is None
+    assert report.turns[0].seconds == 0.4
+    assert report.usage.cost_usd.total is None
     assert "Agent turns" not in report_markdown(report)

@@ -89,7 +89,7 @@ def test_every_acknowledged_record_survives_a_kill_none_duplicated(tmp_path: Pat
     assert window in {e.record.kind for e in contents.entries}
     report = build_report(load_challenge(CHALLENGE), contents)
     if not finished(contents.entries):  # killed before its run was done
-        assert report["run"]["status"] == "interrupted"
+        assert report.run.status == "interrupted"
     again = EventLog.reopen(folder / "events.jsonl")  # a torn tail is cut; numbering goes on
     assert again.append(SessionAborted("interrupted", "SIGKILL"), 0.0) == (len(seqs) + 1)
     again.close()

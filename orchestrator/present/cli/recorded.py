@@ -263,7 +263,8 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_outcome
     from orchestrator.render.timeline import lines
-    from orchestrator.scoring.report import build_report, finished, messages
+    from orchestrator.scoring.report import build_report, finished
+    from orchestrator.scoring.turns import messages
     from triggers.durations import clock
 
     folder, contents = _opened(run)
@@ -276,11 +277,9 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
             )
         picked = queued[message - 1]
         console.print(
-            terminal(
-                f"#{message} {picked['trigger']} ({picked['kind']}), queued {clock(picked['queued_at'])}:"
-            )
+            terminal(f"#{message} {picked.trigger} ({picked.kind}), queued {clock(picked.queued_at)}:")
         )
-        console.print(terminal(picked["text"].rstrip(), lines=True))
+        console.print(terminal(picked.text.rstrip(), lines=True))
         return
     header = contents.header
     console.print(

@@ -1,0 +1,517 @@
+"""The run report as typed records: ``report.json`` (docs/report.md, docs/schemas/report.schema.json).
+
+:func:`orchestrator.scoring.report.build_report` makes a :class:`Report` from a run's log; the
+renderers, the CLI, calibration, the matrix and re-scoring read its attributes. Its JSON form
+is written by :func:`report_json` alone and read by :func:`load_report`, which reads every
+report ``report_version`` 1 ever wrote: a report of an earlier shape of version 1 (before a
+key was added) is upgraded, filling each later key as the renderers always read its absence;
+any other version is refused, naming the file, the version found and the versions readable.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from orchestrator.log.records import SessionEffects, SessionScope
+
+__all__ = [
+    "READABLE_VERSIONS",
+    "REPORT_VERSION",
+    "USAGE_FIGURES",
+    "Activity",
+    "Bounds",
+    "ChallengeRef",
+    "CriterionScore",
+    "EffectFound",
+    "Effects",
+    "FailingTest",
+    "Fraction",
+    "Frozen",
+    "GroupCount",
+    "Limits",
+    "Message",
+    "OverLimit",
+    "PhaseOutcome",
+    "Report",
+    "ReportError",
+    "Rescore",
+    "RetiredTest",
+    "Retirement",
+    "RunInfo",
+    "Scope",
+    "ScopeChange",
+    "Score",
+    "ScorePart",
+    "Scoring",
+    "TriggerOutcome",
+    "Turn",
+    "Usage",
+    "UsageFigure",
+    "load_report",
+    "report_json",
+    "usage_of",
+]
+
+REPORT_VERSION: Literal[1] = 1
+#: The ``report_version`` values :func:`load_report` reads.
+READABLE_VERSIONS = (1,)
+#: What a ``turn.summary`` may report per turn; totalled in the report's ``usage``.
+USAGE_FIGURES = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
+#: A figure that is an int or a float as it came (a sum over nothing is the int 0): kept as it
+#: is, so the JSON says ``0`` where it said ``0`` and ``0.0`` where it said ``0.0``.
+Number = int | float
+
+
+class _Part(BaseModel):
+    """A part of the report: immutable, and no key it does not declare."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ChallengeRef(_Part):
+    """Which challenge ran: its id, title, pattern and the sha256 of its folder (from the log)."""
+
+    id: str
+    title: str
+    pattern: str | None
+    sha256: str | None
+
+
+class RunInfo(_Part):
+    """What ran and how it ended (docs/report.md#run)."""
+
+    challenge: ChallengeRef
+    agent: str | None
+    #: The phase the session started at (``--start-at``; a matrix's fresh mode), or null.
+    start_at: str | None
+    started_at: str | None
+    status: Literal["completed", "invalid", "crashed", "interrupted"]
+    detail: str
+    end_reason: str | None
+    end_detail: str
+    elapsed: Number
+
+
+class Fraction(_Part):
+    """``passed`` of ``total`` tests."""
+
+    passed: int
+    total: int
+
+
+class Score(_Part):
+    """The total score and the changed/preserved split (docs/report.md#score)."""
+
+    #: None for an invalid run: an environment failure has no score, never a zero.
+    total: float | None
+    full_success: bool
+    critical_failures: list[str]
+    incomplete: bool
+    changed: Fraction
+    preserved: Fraction
+    graded_on: Literal["final workspace", "last test run", "nothing"]
+    grading_status: str
+    grading_detail: str
+
+
+class ScorePart(_Part):
+    """One term of the total: a phase or a criterion, its weight, score and share of the total."""
+
+    kind: Literal["phase", "criterion"]
+    id: str
+    weight: Number
+    score: Number | None
+    #: weight * score / the weights summed; None for a criterion that could not be judged.
+    contribution: float | None
+
+
+class Scoring(_Part):
+    """How ``score.total`` is made: the weighted mean of the phases or of the rubric's criteria."""
+
+    method: Literal["phases", "rubric"]
+    parts: list[ScorePart]
+
+
+class GroupCount(_Part):
+    """A test group's counts in a phase's verdict, and whether the phase's pass policy holds it."""
+
+    name: str
+    passed: int
+    failed: int
+    total: int
+    in_policy: bool
+
+
+class RetiredTest(_Part):
+    """A test of this phase that a later, unlocked phase superseded (``by``)."""
+
+    id: str
+    by: str
+
+
+class Retirement(_Part):
+    """The phase's tests stopped running (its ``retire:``) when phase ``by`` unlocked, at ``at``."""
+
+    by: str
+    at: float
+    rule: str
+
+
+class FailingTest(_Part):
+    """A test of the phase that did not pass in the verdict."""
+
+    id: str
+    outcome: str
+    detail: str
+
+
+class PhaseOutcome(_Part):
+    """One phase of the challenge: when it unlocked and first passed, its verdict and its score."""
+
+    id: str
+    title: str
+    weight: Number
+    unlocked: bool
+    unlocked_at: float | None
+    unlocked_by: str | None
+    first_passed_at: float | None
+    passed: int
+    total: int
+    #: The pass policy (``passes:``); the score is scored.passed / scored.total.
+    policy: list[str]
+    scored: Fraction
+    full_marks: bool
+    score: float
+    groups: list[GroupCount]
+    superseded: list[str]
+    retired: list[RetiredTest]
+    retirement: Retirement | None
+    failing: list[FailingTest]
+
+
+class CriterionScore(_Part):
+    """A rubric criterion as scored (the ``session.scored`` record)."""
+
+    id: str
+    title: str
+    weight: Number
+    score: Number | None
+    critical: bool
+    critical_failure: bool
+    findings: list[str]
+    data: dict[str, JsonValue]
+
+
+class TriggerOutcome(_Part):
+    """One trigger of the challenge: whether, when and why it fired, and when its message arrived."""
+
+    id: str
+    kind: str
+    condition: str
+    unlocks: str | None
+    fired: bool
+    fired_at: float | None
+    count: int
+    #: Why it fired, or why it did not.
+    cause: str
+    delivered_at: float | None
+
+
+class Activity(_Part):
+    """Counts of test runs, agent turns and commits, and each turn's exit code."""
+
+    test_runs: int
+    agent_turns: int
+    commits: int
+    exit_codes: list[int | None]
+
+
+class Message(_Part):
+    """A message queued for the agent, in full, numbered as ``changeup show`` numbers them."""
+
+    number: int
+    trigger: str
+    kind: str
+    text: str
+    queued_at: float
+    delivered_at: float | None
+
+
+class Turn(_Part):
+    """One agent turn: timing, exit, and the figures of its ``turn.summary``."""
+
+    turn: int
+    messages: list[str]
+    started_at: float | None
+    ended_at: float | None
+    seconds: Number | None
+    exit_code: int | None
+    end: str
+    reported: bool
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    cost_usd: Number | None
+    final_message: str | None
+    model: str
+    session: str
+    transcript: str
+
+
+class UsageFigure(_Part):
+    """A usage figure over the turns: its total (None: no turn reported it) and who reported it."""
+
+    total: Number | None
+    turns_reported: int
+    missing_turns: list[int]
+
+
+class Usage(_Part):
+    """Totals of tokens, cost and turn time; a figure no turn reported is None, never 0."""
+
+    turns: int
+    turns_reporting: int
+    seconds: Number
+    input_tokens: UsageFigure
+    output_tokens: UsageFigure
+    cache_read_tokens: UsageFigure
+    cache_write_tokens: UsageFigure
+    cost_usd: UsageFigure
+
+
+class ScopeChange(_Part):
+    """A file changed outside every ``allowed_paths`` glob."""
+
+    path: str
+    change: Literal["added", "modified", "deleted"]
+
+
+class Scope(_Part):
+    """The ``session.scope`` record: files changed, and those outside ``allowed_paths``."""
+
+    allowed_paths: list[str]
+    changed: int
+    findings: list[ScopeChange]
+
+    @classmethod
+    def of(cls, record: SessionScope) -> Scope:
+        """The report's scope from the log's record (its ``omitted`` count is not reported)."""
+        return cls.model_validate(
+            {
+                "allowed_paths": list(record.allowed_paths),
+                "changed": record.changed,
+                "findings": list(record.findings),
+            }
+        )
+
+
+class EffectFound(_Part):
+    """A prohibited effect the final workspace's code attempted, the first test that made it
+    (``""``: while collecting) and how many tests did."""
+
+    effect: str
+    detail: str
+    test: str
+    tests: int
+
+
+class Effects(_Part):
+    """The ``session.effects`` record: prohibited effects in the final workspace's test runs."""
+
+    prohibited: list[str]
+    snapshot: str
+    watched: bool
+    findings: list[EffectFound]
+
+    @classmethod
+    def of(cls, record: SessionEffects) -> Effects:
+        """The report's effects from the log's record, as it is (every field but its kind)."""
+        return cls.model_validate({k: v for k, v in record.to_record().items() if k != "kind"})
+
+
+class Limits(_Part):
+    """One side's limits: memory and mount sizes in MB; ``disk_mb`` only for the agent."""
+
+    memory_mb: int
+    processes: int
+    cpus: float
+    tmp_mb: int
+    disk_mb: int | None
+
+
+class OverLimit(_Part):
+    """An ``agent.over_limits`` record with its time."""
+
+    t: float
+    resource: str
+    used: int
+    limit: int
+    count: int
+    detail: str
+    action: str
+
+
+class Frozen(_Part):
+    """How often and how long the agent was frozen while hidden tests ran, and times it was killed."""
+
+    runs: int
+    seconds: Number
+    killed: int
+
+
+class Bounds(_Part):
+    """Both sides' limits as the run had them, what was not bounded, what went over, and the
+    time the agent was frozen."""
+
+    cgroups: int | None
+    controllers: list[str]
+    frozen_during_tests: bool
+    #: None only when the log's description of the bounds could not be read (said in warnings).
+    agent: Limits | None
+    tests: Limits | None
+    warnings: list[str]
+    agent_over_limits: list[OverLimit]
+    frozen: Frozen
+    test_runs_over_limits: int
+
+
+class Rescore(_Part):
+    """This report is a re-score (``changeup replay --rescore``): of which run, with which
+    challenge, the original total, and each verdict that changed."""
+
+    run: str
+    challenge: str
+    challenge_sha256: str
+    original_score: float | None
+    snapshots_tested: int
+    changes: list[str]
+
+
+#: The keys a report holds only when they apply; absent, never null, otherwise.
+OPTIONAL = ("scope", "effects", "bounds", "rescore")
+
+
+class Report(_Part):
+    """Everything a run says, built from its log (docs/report.md)."""
+
+    report_version: Literal[1] = REPORT_VERSION
+    run: RunInfo
+    score: Score
+    #: How score.total is made, term by term (kept apart from score, whose keys are fixed).
+    scoring: Scoring
+    phases: list[PhaseOutcome]
+    rubric: list[CriterionScore] | None
+    triggers: list[TriggerOutcome]
+    activity: Activity
+    messages: list[Message]
+    turns: list[Turn]
+    usage: Usage
+    scope: Scope | None = None
+    effects: Effects | None = None
+    bounds: Bounds | None = None
+    rescore: Rescore | None = None
+
+
+def report_json(report: Report) -> str:
+    """The one JSON form of a report, as ``report.json`` holds it (a key in :data:`OPTIONAL` is
+    left out when it does not apply)."""
+    absent = {key for key in OPTIONAL if getattr(report, key) is None}
+    return json.dumps(report.model_dump(mode="json", exclude=absent), indent=2) + "\n"
+
+
+def usage_of(turns: list[Turn]) -> Usage:
+    """Totals over the turns; a figure no turn reported is None (missing), never 0."""
+    figures: dict[str, UsageFigure] = {}
+    for figure in USAGE_FIGURES:
+        values = [getattr(turn, figure) for turn in turns if getattr(turn, figure) is not None]
+        total = sum(values) if values else None
+        figures[figure] = UsageFigure(
+            total=round(total, 6) if isinstance(total, float) else total,
+            turns_reported=len(values),
+            missing_turns=[turn.turn for turn in turns if getattr(turn, figure) is None],
+        )
+    return Usage(
+        turns=len(turns),
+        turns_reporting=sum(1 for turn in turns if turn.reported),
+        seconds=round(sum(turn.seconds for turn in turns if turn.seconds is not None), 3),
+        **figures,
+    )
+
+
+class ReportError(ValueError):
+    """A report file that cannot be read: not JSON, a version not readable, or not a report."""
+
+
+def load_report(path: Path) -> Report:
+    """The report in ``path`` (a ``report.json``); an earlier shape of version 1 is upgraded.
+
+    Raises :class:`ReportError` naming the file and what is wrong with it.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReportError(f"{path}: not a readable report: {error}") from None
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: not a report: a JSON object with report_version is expected")
+    found = data.get("report_version")
+    if found not in READABLE_VERSIONS or isinstance(found, bool):
+        readable = ", ".join(map(str, READABLE_VERSIONS))
+        raise ReportError(
+            f"{path}: report_version {found!r} cannot be read; this changeup reads report_version "
+            f"{readable} (a newer changeup wrote it, or it is no report: rebuild it from the run's "
+            "log with `changeup report RUN`)"
+        )
+    try:
+        return Report.model_validate(_upgraded(data))
+    except ValidationError as error:
+        raise ReportError(f"{path}: not a report of version {found}: {error}") from None
+
+
+def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 report of any earlier shape with each key added since, as its absence was read.
+
+    Keys came in this order after the first report: ``start_at``, ``critical_failures`` and
+    ``incomplete``, ``rubric``, ``messages``, ``turns`` and ``usage``, ``scoring``, and in each
+    phase ``retired``, ``policy``, ``scored``, ``full_marks``, ``groups`` and ``retirement``.
+    """
+    out = dict(data)
+    run = dict(out["run"]) if isinstance(out.get("run"), dict) else out.get("run")
+    if isinstance(run, dict):
+        run.setdefault("start_at", None)
+        out["run"] = run
+    score = dict(out["score"]) if isinstance(out.get("score"), dict) else out.get("score")
+    if isinstance(score, dict):
+        score.setdefault("critical_failures", [])
+        score.setdefault("incomplete", False)
+        out["score"] = score
+    phases = [_upgraded_phase(p) if isinstance(p, dict) else p for p in out.get("phases") or []]
+    out["phases"] = phases
+    out.setdefault("rubric", None)
+    out.setdefault("messages", [])
+    if "turns" not in out:
+        out["turns"] = []
+    if "usage" not in out and all(isinstance(t, dict) for t in out["turns"]):
+        turns = [Turn.model_validate(turn) for turn in out["turns"]]
+        out["usage"] = usage_of(turns).model_dump(mode="json")
+    # Before ``scoring``, a report's readers showed no formula parts: none is invented here.
+    out.setdefault("scoring", {"method": "phases", "parts": []})
+    return out
+
+
+def _upgraded_phase(phase: dict[str, Any]) -> dict[str, Any]:
+    """A phase of an earlier shape: no policy, its counts scored, full marks as "all passed"."""
+    out = dict(phase)
+    out.setdefault("policy", [])
+    out.setdefault("scored", {"passed": out.get("passed", 0), "total": out.get("total", 0)})
+    out.setdefault(
+        "full_marks", bool(out.get("unlocked") and out.get("total") and out.get("passed") == out.get("total"))
+    )
+    out.setdefault("groups", [])
+    out.setdefault("retired", [])
+    out.setdefault("retirement", None)
+    return out
