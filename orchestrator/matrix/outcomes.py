@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.log.cells import Cell
-from orchestrator.matrix.attempts import FAILED, Attempt
+from orchestrator.log.comparison import (
+    CriticalCriterion,
+    FileOutOfScope,
+    ReviewCounts,
+    Tally,
+    TrialRow,
+)
+from orchestrator.log.records import EffectFinding
+from orchestrator.matrix.attempts import Attempt
 from orchestrator.matrix.review import Reviews, item_id, items_of
 
 __all__ = ["ComparisonError", "full_success", "success_after", "trial_row", "unrun_row"]
@@ -23,27 +31,40 @@ class ComparisonError(ValueError):
     """RESULTS cannot be compared: the message says why and what to do."""
 
 
-def unrun_row(cell: Cell) -> dict[str, Any]:
+def unrun_row(cell: Cell) -> TrialRow:
     """The row of a cell with no attempt that ended."""
-    return {**cell.key(), "status": "not run", "attempt": None, "run": None, "agent_spec": None}
+    return TrialRow(
+        challenge=cell.challenge,
+        agent=cell.agent,
+        mode=cell.mode,
+        trial=cell.trial,
+        status="not run",
+        attempt=None,
+        run=None,
+        agent_spec=None,
+    )
 
 
 def trial_row(
     results: Path, cell: Cell, attempt: Attempt, reviews: Reviews, invalid_attempts: int
-) -> dict[str, Any]:
+) -> TrialRow:
     """The row of ``cell``, which ``attempt`` stands for; ``invalid_attempts``: its attempts not valid."""
-    row: dict[str, Any] = {
-        **cell.key(),
-        "status": attempt.status,
-        "attempt": attempt.number,
-        "run": attempt.run,
-        "agent_spec": attempt.agent,
-        "invalid_attempts": invalid_attempts,
-    }
-    if attempt.status in FAILED:
-        return {**row, **_failed(attempt)}
+    assert attempt.status is not None  # an attempt stands for its cell once it has ended
     if attempt.status != "completed":
-        return {**row, "detail": attempt.detail}
+        # Invalid: kept apart. Crashed or timed out: a failure, and nothing else said of it.
+        return TrialRow(
+            challenge=cell.challenge,
+            agent=cell.agent,
+            mode=cell.mode,
+            trial=cell.trial,
+            status=attempt.status,
+            attempt=attempt.number,
+            run=attempt.run,
+            agent_spec=attempt.agent,
+            invalid_attempts=invalid_attempts,
+            detail=attempt.detail,
+            human_turns=None if attempt.agent in ("human", "inbox") else 0,
+        )
     path = results / attempt.run / "report.json"
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
@@ -57,59 +78,44 @@ def trial_row(
     states = {c["id"]: reviews.state(item_id(attempt.run, c["id"])) for c in rubric}
     dismissed = {name for name, state in states.items() if state == "dismissed"}
     success = full_success(report, dismissed)
-    changed, preserved = score["changed"], score["preserved"]
+    changed, preserved = Tally(**score["changed"]), Tally(**score["preserved"])
     usage = report.get("usage") or {}
-    return {
-        **row,
-        "grading_status": score["grading_status"],
-        "full_success": success,
-        "full_success_reported": bool(score["full_success"]),
-        "changed": changed,
-        "preserved": preserved,
-        "changed_pass": counts and changed["total"] > 0 and changed["passed"] == changed["total"],
+    return TrialRow(
+        challenge=cell.challenge,
+        agent=cell.agent,
+        mode=cell.mode,
+        trial=cell.trial,
+        status=attempt.status,
+        attempt=attempt.number,
+        run=attempt.run,
+        agent_spec=attempt.agent,
+        invalid_attempts=invalid_attempts,
+        grading_status=score["grading_status"],
+        full_success=success,
+        full_success_reported=bool(score["full_success"]),
+        changed=changed,
+        preserved=preserved,
+        changed_pass=counts and changed.total > 0 and changed.passed == changed.total,
         # Void verdicts (a tampered or timed-out grading) say nothing of what was preserved.
-        "regression": preserved["passed"] < preserved["total"] if counts else None,
-        "critical": [
-            {"criterion": c["id"], "title": c["title"], "review": states[c["id"]], "findings": c["findings"]}
+        regression=preserved.passed < preserved.total if counts else None,
+        critical=[
+            CriticalCriterion(
+                criterion=c["id"], title=c["title"], review=states[c["id"]], findings=c["findings"]
+            )
             for c in rubric
             if c["critical_failure"]
         ],
-        "tampered": score["grading_status"] == "tampered",
-        "start_at": report["run"].get("start_at"),
-        "scope_findings": list((report.get("scope") or {}).get("findings", [])),
-        "effect_findings": list((report.get("effects") or {}).get("findings", [])),
-        "success_after": success_after(report) if success else None,
-        "elapsed_seconds": report["run"]["elapsed"],
-        "cost_usd": _figure(usage, "cost_usd"),
-        "tokens": _tokens(usage),
-        "human_turns": _human_turns(attempt.agent, report),
-        "reviews": _review_states(attempt.run, report, reviews),
-    }
-
-
-def _failed(attempt: Attempt) -> dict[str, Any]:
-    """The figures of a trial that crashed or timed out: a failure, and nothing else said of it."""
-    return {
-        "detail": attempt.detail,
-        "grading_status": None,
-        "full_success": False,
-        "full_success_reported": False,
-        "changed": None,
-        "preserved": None,
-        "changed_pass": False,
-        "regression": None,
-        "critical": [],
-        "tampered": False,
-        "start_at": None,
-        "scope_findings": [],
-        "effect_findings": [],
-        "success_after": None,
-        "elapsed_seconds": None,
-        "cost_usd": None,
-        "tokens": None,
-        "human_turns": None if attempt.agent in ("human", "inbox") else 0,
-        "reviews": {"confirmed": 0, "dismissed": 0, "pending": 0},
-    }
+        tampered=score["grading_status"] == "tampered",
+        start_at=report["run"].get("start_at"),
+        scope_findings=[FileOutOfScope(**f) for f in (report.get("scope") or {}).get("findings", [])],
+        effect_findings=[EffectFinding(**f) for f in (report.get("effects") or {}).get("findings", [])],
+        success_after=success_after(report) if success else None,
+        elapsed_seconds=report["run"]["elapsed"],
+        cost_usd=_figure(usage, "cost_usd"),
+        tokens=_tokens(usage),
+        human_turns=_human_turns(attempt.agent, report),
+        reviews=_review_states(attempt.run, report, reviews),
+    )
 
 
 def full_success(report: dict[str, Any], dismissed: set[str]) -> bool:
@@ -165,9 +171,11 @@ def _human_turns(spec: str, report: dict[str, Any]) -> int | None:
     return None if spec == "inbox" else 0
 
 
-def _review_states(run: str, report: dict[str, Any], reviews: Reviews) -> dict[str, int]:
+def _review_states(run: str, report: dict[str, Any], reviews: Reviews) -> ReviewCounts:
     """How many of the attempt's review items are confirmed, dismissed and pending."""
-    counts = {"confirmed": 0, "dismissed": 0, "pending": 0}
-    for item in items_of(run, report):
-        counts[reviews.state(item.id)] += 1
-    return counts
+    states = [reviews.state(item.id) for item in items_of(run, report)]
+    return ReviewCounts(
+        confirmed=states.count("confirmed"),
+        dismissed=states.count("dismissed"),
+        pending=states.count("pending"),
+    )
