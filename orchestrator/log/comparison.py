@@ -134,7 +134,8 @@ class TrialRow(BaseModel):
     scope_findings: list[FileOutOfScope] = []
     effect_findings: list[EffectFinding] = []
     success_after: str | None = None
-    elapsed_seconds: float | None = None
+    # As the run's report.json has it: an int stays an int, so the file reads as it always did.
+    elapsed_seconds: int | float | None = None
     cost_usd: float | None = None
     tokens: float | None = None
     human_turns: int | None = None
@@ -207,7 +208,7 @@ class CellSummary(BaseModel):
     first_message_successes: int
     later_message_successes: int
     invalid_attempts: int
-    median_elapsed_seconds: float | None
+    median_elapsed_seconds: int | float | None
     cost_usd: ReportedFigure
     tokens: ReportedFigure
     human_turns: int | None
