@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from orchestrator.log.documents import read_document
 from orchestrator.log.matrix_manifest import DecisionChange, DecisionRule
@@ -139,7 +139,7 @@ class TrialRow(BaseModel):
     cost_usd: float | None = None
     tokens: float | None = None
     human_turns: int | None = None
-    reviews: ReviewCounts = ReviewCounts()
+    reviews: ReviewCounts = Field(default_factory=ReviewCounts)
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
