@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from orchestrator.log.documents import DocumentError, read_document
 
 __all__ = [
     "MANIFEST_VERSION",
@@ -94,7 +96,7 @@ def manifest_json(manifest: Manifest) -> str:
     return json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
-class ManifestError(ValueError):
+class ManifestError(DocumentError):
     """A manifest file that cannot be read: not JSON, a version not readable, or not a manifest."""
 
 
@@ -103,23 +105,15 @@ def load_manifest(path: Path) -> Manifest:
 
     Raises :class:`ManifestError` naming the file and what is wrong with it.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ManifestError(f"{path}: not a readable manifest: {error}") from None
-    if not isinstance(data, dict):
-        raise ManifestError(f"{path}: not a manifest: a JSON object with manifest_version is expected")
-    found = data.get("manifest_version")
-    if found not in READABLE_MANIFESTS or isinstance(found, bool):
-        readable = ", ".join(map(str, READABLE_MANIFESTS))
-        raise ManifestError(
-            f"{path}: manifest_version {found!r} cannot be read; this changeup reads manifest_version "
-            f"{readable} (a newer changeup wrote it, or it is no run manifest)"
-        )
-    try:
-        return Manifest.model_validate(_upgraded(data))
-    except ValidationError as error:
-        raise ManifestError(f"{path}: not a manifest of version {found}: {error}") from None
+    return read_document(
+        path,
+        Manifest,
+        "manifest_version",
+        READABLE_MANIFESTS,
+        advice="a newer changeup wrote it, or it is no run manifest",
+        upgrade=_upgraded,
+        error=ManifestError,
+    )
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:

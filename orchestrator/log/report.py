@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue
 
+from orchestrator.log.documents import DocumentError, read_document
 from orchestrator.log.records import SessionEffects, SessionScope
 
 __all__ = [
@@ -443,7 +444,7 @@ def usage_of(turns: list[Turn]) -> Usage:
     )
 
 
-class ReportError(ValueError):
+class ReportError(DocumentError):
     """A report file that cannot be read: not JSON, a version not readable, or not a report."""
 
 
@@ -452,24 +453,16 @@ def load_report(path: Path) -> Report:
 
     Raises :class:`ReportError` naming the file and what is wrong with it.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReportError(f"{path}: not a readable report: {error}") from None
-    if not isinstance(data, dict):
-        raise ReportError(f"{path}: not a report: a JSON object with report_version is expected")
-    found = data.get("report_version")
-    if found not in READABLE_VERSIONS or isinstance(found, bool):
-        readable = ", ".join(map(str, READABLE_VERSIONS))
-        raise ReportError(
-            f"{path}: report_version {found!r} cannot be read; this changeup reads report_version "
-            f"{readable} (a newer changeup wrote it, or it is no report: rebuild it from the run's "
-            "log with `changeup report RUN`)"
-        )
-    try:
-        return Report.model_validate(_upgraded(data))
-    except ValidationError as error:
-        raise ReportError(f"{path}: not a report of version {found}: {error}") from None
+    return read_document(
+        path,
+        Report,
+        "report_version",
+        READABLE_VERSIONS,
+        advice="a newer changeup wrote it, or it is no report: rebuild it from the run's log with "
+        "`changeup report RUN`",
+        upgrade=_upgraded,
+        error=ReportError,
+    )
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:

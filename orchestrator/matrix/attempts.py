@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orchestrator.log.cells import Cell
+
+# Which statuses count, fail or are kept apart: the trial rows of compare.json know them too.
+from orchestrator.log.comparison import COUNTED, FAILED, NOT_VALID, AttemptRow
 from orchestrator.log.journal import JournalError
 from orchestrator.matrix.journal import Journal
 
@@ -48,12 +51,6 @@ __all__ = [
 ATTEMPTS = "attempts.jsonl"
 Status = Literal["completed", "invalid", "crashed", "timed out", "interrupted"]
 Reason = Literal["first", "interrupted", "invalid"]
-#: An attempt whose run says nothing of the agent: kept apart, never scored, retried on request.
-NOT_VALID = ("invalid",)
-#: An attempt the harness did not see to its end after the agent came into play: a failed trial.
-FAILED = ("crashed", "timed out")
-#: The statuses of a trial that counts: in every rate's denominator.
-COUNTED = ("completed", *FAILED)
 _STOPPED = "no outcome was recorded: the changeup process running it stopped before it ended"
 
 
@@ -79,23 +76,26 @@ class Attempt:
     finished_at: str | None = None
     seconds: float | None = None
 
-    def row(self) -> dict[str, Any]:
-        """As JSON, for the comparison's provenance."""
-        return {
-            "attempt": self.id,
-            **self.cell.key(),
-            "number": self.number,
-            "run": self.run,
-            "agent_spec": self.agent,
-            "reason": self.reason,
-            "retry_of": self.retry_of,
-            "status": self.status,
-            "full_success": self.full_success,
-            "detail": self.detail,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "elapsed_seconds": self.seconds,
-        }
+    def row(self) -> AttemptRow:
+        """As the comparison's provenance shows it."""
+        return AttemptRow(
+            attempt=self.id,
+            challenge=self.cell.challenge,
+            agent=self.cell.agent,
+            mode=self.cell.mode,
+            trial=self.cell.trial,
+            number=self.number,
+            run=self.run,
+            agent_spec=self.agent,
+            reason=self.reason,
+            retry_of=self.retry_of,
+            status=self.status,
+            full_success=self.full_success,
+            detail=self.detail,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            elapsed_seconds=self.seconds,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,17 +25,25 @@ reviewing them (``changeup review``) settles it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Literal
 
-from orchestrator.matrix.attempts import COUNTED
+from orchestrator.log.comparison import (
+    CriticalCriterion,
+    DecidingChallenge,
+    DecidingTrial,
+    Decision,
+    DifferenceEstimate,
+    RuleResult,
+    TrialRow,
+)
+from orchestrator.log.matrix_manifest import DecisionRule
 from orchestrator.matrix.spec import CriticalFailureBlocks, DecisionModel, FullSuccessNotLower
 from orchestrator.matrix.statistics import difference
-from orchestrator.render.phrases import trial_label
 
 __all__ = ["evaluate"]
 
 
-def evaluate(decision: dict[str, Any], trials: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def evaluate(decision: DecisionRule, trials: Sequence[TrialRow]) -> Decision:
     """The verdict of ``decision`` (a :class:`DecisionModel` as JSON) on the trial rows."""
     model = DecisionModel.model_validate(decision)
     results = []
@@ -44,57 +52,57 @@ def evaluate(decision: dict[str, Any], trials: Sequence[dict[str, Any]]) -> dict
             results.append(_critical(model, trials))
         else:
             results.append(_not_lower(model, rule, trials))
-    blocking = [r for r in results if r["result"] == "blocks"]
+    blocking = [r for r in results if r.result == "blocks"]
     if blocking:
         verdict = "do not switch"
-    elif any(r["result"] == "undecided" for r in results):
+    elif any(r.result == "undecided" for r in results):
         verdict = "undecided"
     else:
         verdict = "switch"
-    provisional = bool(blocking) and all(r["provisional"] for r in blocking)
-    return {
-        "candidate": model.candidate,
-        "baseline": model.baseline,
-        "verdict": verdict,
-        "provisional": provisional,
-        "deciding_rule": blocking[0]["rule"] if blocking else None,
-        "deciding": blocking[0]["deciding"] if blocking else [],
-        "summary": _summary(verdict, provisional, blocking),
-        "rules": results,
-    }
+    provisional = bool(blocking) and all(r.provisional for r in blocking)
+    return Decision(
+        candidate=model.candidate,
+        baseline=model.baseline,
+        verdict=verdict,
+        provisional=provisional,
+        deciding_rule=blocking[0].rule if blocking else None,
+        deciding=blocking[0].deciding if blocking else [],
+        summary=_summary(verdict, provisional, blocking),
+        rules=results,
+        rule=decision,
+    )
 
 
-def _summary(verdict: str, provisional: bool, blocking: list[dict[str, Any]]) -> str:
+def _summary(verdict: str, provisional: bool, blocking: list[RuleResult]) -> str:
     if not blocking:
         return verdict
     first = blocking[0]
-    text = f"{verdict}: {first['rule']} — {first['reason']}"
+    text = f"{verdict}: {first.rule} — {first.reason}"
     if provisional:
         text += " (provisional: the deciding failures await review; run `changeup review RESULTS`)"
     return text
 
 
-def _critical(model: DecisionModel, trials: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    mine = [t for t in trials if t["agent"] == model.candidate]
-    valid = [t for t in mine if t["status"] in COUNTED]
-    deciding = []
+def _critical(model: DecisionModel, trials: Sequence[TrialRow]) -> RuleResult:
+    mine = [t for t in trials if t.agent == model.candidate]
+    valid = [t for t in mine if t.counted]
+    deciding: list[DecidingTrial] = []
     for trial in valid:
-        standing = [c for c in trial["critical"] if c["review"] in ("confirmed", "pending")]
+        standing = [c for c in trial.critical if c.review in ("confirmed", "pending")]
         if standing:
-            deciding.append({**_key(trial), "criteria": standing})
-    dismissed = sum(c["review"] == "dismissed" for t in valid for c in t["critical"])
-    unrun = sum(t["status"] == "not run" for t in mine)
+            deciding.append(_deciding(trial, standing))
+    dismissed = sum(c.review == "dismissed" for t in valid for c in t.critical)
+    unrun = sum(t.status == "not run" for t in mine)
     if deciding:
-        pending = all(c["review"] == "pending" for d in deciding for c in d["criteria"])
+        pending = all(c.review == "pending" for d in deciding for c in d.criteria)
         named = "; ".join(
-            f"{trial_label(d)}: " + ", ".join(f"{c['criterion']} ({c['review']})" for c in d["criteria"])
-            for d in deciding
+            f"{d.label}: " + ", ".join(f"{c.criterion} ({c.review})" for c in d.criteria) for d in deciding
         )
         return _result(
             "critical_failure_blocks",
             "blocks",
             f"{len(deciding)} trial(s) of {model.candidate}: {named}",
-            deciding,
+            list(deciding),
             pending,
         )
     if unrun:
@@ -110,34 +118,41 @@ def _critical(model: DecisionModel, trials: Sequence[dict[str, Any]]) -> dict[st
     return _result("critical_failure_blocks", "passes", reason, [])
 
 
-def _not_lower(
-    model: DecisionModel, rule: FullSuccessNotLower, trials: Sequence[dict[str, Any]]
-) -> dict[str, Any]:
+def _not_lower(model: DecisionModel, rule: FullSuccessNotLower, trials: Sequence[TrialRow]) -> RuleResult:
     name = "full_success_not_lower"
-    unrun = [
-        t for t in trials if t["agent"] in (model.candidate, model.baseline) and t["status"] == "not run"
-    ]
-    challenges = list(dict.fromkeys(t["challenge"] for t in trials))
-    pairs, rows = [], []
+    unrun = [t for t in trials if t.agent in (model.candidate, model.baseline) and t.status == "not run"]
+    challenges = list(dict.fromkeys(t.challenge for t in trials))
+    pairs = []
+    rows: list[DecidingTrial | DecidingChallenge] = []
     for challenge in challenges:
         counts = {}
         for agent in (model.baseline, model.candidate):
-            valid = [
-                t
-                for t in trials
-                if t["challenge"] == challenge and t["agent"] == agent and t["status"] in COUNTED
-            ]
-            counts[agent] = (sum(bool(t["full_success"]) for t in valid), len(valid))
+            valid = [t for t in trials if t.challenge == challenge and t.agent == agent and t.counted]
+            counts[agent] = (sum(t.full_success for t in valid), len(valid))
         pairs.append((counts[model.baseline], counts[model.candidate]))
-        rows.append({"challenge": challenge, **{agent: f"{s}/{n}" for agent, (s, n) in counts.items()}})
+        rows.append(
+            DecidingChallenge(challenge=challenge, **{agent: f"{s}/{n}" for agent, (s, n) in counts.items()})
+        )
     estimate = difference(pairs)
-    extra = {"difference": estimate.row(), "margin": rule.margin}
+    said_of = estimate.row()
     if unrun:
         return _result(
-            name, "undecided", f"{len(unrun)} trial(s) of the two agents have not run", rows, extra=extra
+            name,
+            "undecided",
+            f"{len(unrun)} trial(s) of the two agents have not run",
+            rows,
+            estimate=said_of,
+            margin=rule.margin,
         )
     if estimate.difference is None:
-        return _result(name, "undecided", "no challenge has valid trials of both agents", rows, extra=extra)
+        return _result(
+            name,
+            "undecided",
+            "no challenge has valid trials of both agents",
+            rows,
+            estimate=said_of,
+            margin=rule.margin,
+        )
     assert estimate.rate_a is not None
     assert estimate.rate_b is not None
     said = (
@@ -145,27 +160,51 @@ def _not_lower(
         f"on {estimate.challenges} challenge(s)"
     )
     if estimate.difference < -rule.margin - 1e-12:
-        return _result(name, "blocks", f"{said}: lower by more than {rule.margin:.0%}", rows, extra=extra)
-    return _result(name, "passes", f"{said}: not lower by more than {rule.margin:.0%}", rows, extra=extra)
+        return _result(
+            name,
+            "blocks",
+            f"{said}: lower by more than {rule.margin:.0%}",
+            rows,
+            estimate=said_of,
+            margin=rule.margin,
+        )
+    return _result(
+        name,
+        "passes",
+        f"{said}: not lower by more than {rule.margin:.0%}",
+        rows,
+        estimate=said_of,
+        margin=rule.margin,
+    )
 
 
-def _key(trial: dict[str, Any]) -> dict[str, Any]:
-    return {k: trial[k] for k in ("challenge", "agent", "mode", "trial", "attempt", "run")}
+def _deciding(trial: TrialRow, criteria: list[CriticalCriterion]) -> DecidingTrial:
+    return DecidingTrial(
+        challenge=trial.challenge,
+        agent=trial.agent,
+        mode=trial.mode,
+        trial=trial.trial,
+        attempt=trial.attempt,
+        run=trial.run,
+        criteria=criteria,
+    )
 
 
 def _result(
     rule: str,
-    result: str,
+    result: Literal["passes", "blocks", "undecided"],
     reason: str,
-    deciding: list[dict[str, Any]],
+    deciding: list[DecidingTrial | DecidingChallenge],
     provisional: bool = False,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "rule": rule,
-        "result": result,
-        "reason": reason,
-        "deciding": deciding,
-        "provisional": provisional,
-        **(extra or {}),
-    }
+    estimate: DifferenceEstimate | None = None,
+    margin: float | None = None,
+) -> RuleResult:
+    return RuleResult(
+        rule=rule,
+        result=result,
+        reason=reason,
+        deciding=deciding,
+        provisional=provisional,
+        difference=estimate,
+        margin=margin,
+    )

@@ -18,18 +18,20 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import anyio
 
 from orchestrator.agents import AgentUnavailable, parse_agent
 from orchestrator.log.cells import Cell, SessionOrder, cells_of, run_name
+from orchestrator.log.documents import DocumentError
+from orchestrator.log.matrix_manifest import MatrixManifest
 from orchestrator.log.report import ReportError, load_report
 from orchestrator.matrix.attempts import Attempt, AttemptsLog, Next, Status, next_attempt
 from orchestrator.matrix.backends import SessionCrashed, SessionLost, SessionTimedOut
 from orchestrator.matrix.manifest import (
+    MANIFEST,
     build_matrix_manifest,
-    current_decision,
     differences,
     read_manifest,
     record_decision_change,
@@ -57,7 +59,7 @@ class Results:
     """A RESULTS folder, locked for this driver, its manifest frozen and its attempts read."""
 
     path: Path
-    manifest: dict[str, Any]
+    manifest: MatrixManifest
     log: AttemptsLog
     #: What a person should know: results moved aside, attempts found interrupted, a rule changed.
     notes: list[str] = field(default_factory=list)
@@ -93,7 +95,7 @@ def open_results(
         notes.append(f"--new: the previous results were moved, whole, to {aside}")
     if path.exists() and not path.is_dir():
         raise ResultsRefused(f"--out {path} is a file; a matrix writes its results into a folder")
-    if path.is_dir() and any(path.iterdir()) and read_manifest(path) is None:
+    if path.is_dir() and any(path.iterdir()) and not (path / MANIFEST).is_file():
         raise ResultsRefused(
             f"--out {path} holds files but no manifest.json: it is not a matrix's results folder; "
             "give an empty or new folder"
@@ -101,7 +103,10 @@ def open_results(
     path.mkdir(parents=True, exist_ok=True)
     lock = _lock(path)
     try:
-        frozen = read_manifest(path)
+        try:
+            frozen = read_manifest(path)
+        except DocumentError as error:
+            raise ResultsRefused(str(error)) from None
         if frozen is None:
             write_manifest(path, built)
             frozen = built
@@ -133,8 +138,8 @@ def _preflight(matrix: Matrix) -> None:
 
 
 def _resumable(
-    path: Path, frozen: dict[str, Any], built: dict[str, Any], change_rule: str | None, notes: list[str]
-) -> dict[str, Any]:
+    path: Path, frozen: MatrixManifest, built: MatrixManifest, change_rule: str | None, notes: list[str]
+) -> MatrixManifest:
     """The frozen manifest, if this matrix may resume it; its decision changed, when asked with a reason."""
     differ = differences(frozen, built)
     if differ:
@@ -143,20 +148,20 @@ def _resumable(
             f"{path / 'manifest.json'} was frozen for another matrix; what differs:\n  {lines}\n"
             f"resume with the matrix as it was, or start afresh with --new (the old results are kept aside)"
         )
-    if built["decision"] == current_decision(frozen):
+    if built.decision == frozen.current_decision():
         if change_rule is not None:
             notes.append("--change-rule: the decision rule is the one in force; nothing recorded")
         return frozen
     if change_rule is None:
         raise ResultsRefused(
             f"the decision rule differs from the one in {path / 'manifest.json'}:\n"
-            f"  in force: {json.dumps(current_decision(frozen))}\n"
-            f"  now:      {json.dumps(built['decision'])}\n"
+            f"  in force: {json.dumps(frozen.current_decision())}\n"
+            f"  now:      {json.dumps(built.decision)}\n"
             "a rule changed once results exist is recorded with its reason: add --change-rule REASON"
         )
     finished = sum(1 for _ in _finished(path))
     notes.append(f"decision rule changed after {finished} finished attempts, recorded with its reason")
-    return record_decision_change(path, frozen, built["decision"], change_rule, finished)
+    return record_decision_change(path, frozen, built.decision, change_rule, finished)
 
 
 def _finished(path: Path) -> Iterator[Attempt]:

@@ -8,12 +8,19 @@ invalid one, or a cell not run yet, gives a row with no scores, never a zero.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from orchestrator.log.cells import Cell
-from orchestrator.matrix.attempts import FAILED, Attempt
+from orchestrator.log.comparison import (
+    CriticalCriterion,
+    FileOutOfScope,
+    ReviewCounts,
+    Tally,
+    TrialRow,
+)
+from orchestrator.log.records import EffectFinding
+from orchestrator.log.report import Report, ReportError, Usage, UsageFigure, load_report
+from orchestrator.matrix.attempts import Attempt
 from orchestrator.matrix.review import Reviews, item_id, items_of
 
 __all__ = ["ComparisonError", "full_success", "success_after", "trial_row", "unrun_row"]
@@ -23,151 +30,149 @@ class ComparisonError(ValueError):
     """RESULTS cannot be compared: the message says why and what to do."""
 
 
-def unrun_row(cell: Cell) -> dict[str, Any]:
+def unrun_row(cell: Cell) -> TrialRow:
     """The row of a cell with no attempt that ended."""
-    return {**cell.key(), "status": "not run", "attempt": None, "run": None, "agent_spec": None}
+    return TrialRow(
+        challenge=cell.challenge,
+        agent=cell.agent,
+        mode=cell.mode,
+        trial=cell.trial,
+        status="not run",
+        attempt=None,
+        run=None,
+        agent_spec=None,
+    )
 
 
 def trial_row(
     results: Path, cell: Cell, attempt: Attempt, reviews: Reviews, invalid_attempts: int
-) -> dict[str, Any]:
+) -> TrialRow:
     """The row of ``cell``, which ``attempt`` stands for; ``invalid_attempts``: its attempts not valid."""
-    row: dict[str, Any] = {
-        **cell.key(),
-        "status": attempt.status,
-        "attempt": attempt.number,
-        "run": attempt.run,
-        "agent_spec": attempt.agent,
-        "invalid_attempts": invalid_attempts,
-    }
-    if attempt.status in FAILED:
-        return {**row, **_failed(attempt)}
+    assert attempt.status is not None  # an attempt stands for its cell once it has ended
     if attempt.status != "completed":
-        return {**row, "detail": attempt.detail}
+        # Invalid: kept apart. Crashed or timed out: a failure, and nothing else said of it.
+        return TrialRow(
+            challenge=cell.challenge,
+            agent=cell.agent,
+            mode=cell.mode,
+            trial=cell.trial,
+            status=attempt.status,
+            attempt=attempt.number,
+            run=attempt.run,
+            agent_spec=attempt.agent,
+            invalid_attempts=invalid_attempts,
+            detail=attempt.detail,
+            human_turns=None if attempt.agent in ("human", "inbox") else 0,
+        )
     path = results / attempt.run / "report.json"
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+        report = load_report(path)
+    except ReportError as error:
         raise ComparisonError(
-            f"{path}: the report of a completed attempt cannot be read ({error}); "
+            f"the report of a completed attempt cannot be read ({error}); "
             f"rebuild it with `changeup report {results / attempt.run}`"
         ) from None
-    score, rubric = report["score"], report.get("rubric") or []
-    counts = score["grading_status"] == "ok"
-    states = {c["id"]: reviews.state(item_id(attempt.run, c["id"])) for c in rubric}
+    score, rubric = report.score, report.rubric or []
+    counts = score.grading_status == "ok"
+    states = {c.id: reviews.state(item_id(attempt.run, c.id)) for c in rubric}
     dismissed = {name for name, state in states.items() if state == "dismissed"}
     success = full_success(report, dismissed)
-    changed, preserved = score["changed"], score["preserved"]
-    usage = report.get("usage") or {}
-    return {
-        **row,
-        "grading_status": score["grading_status"],
-        "full_success": success,
-        "full_success_reported": bool(score["full_success"]),
-        "changed": changed,
-        "preserved": preserved,
-        "changed_pass": counts and changed["total"] > 0 and changed["passed"] == changed["total"],
+    changed = Tally(passed=score.changed.passed, total=score.changed.total)
+    preserved = Tally(passed=score.preserved.passed, total=score.preserved.total)
+    return TrialRow(
+        challenge=cell.challenge,
+        agent=cell.agent,
+        mode=cell.mode,
+        trial=cell.trial,
+        status=attempt.status,
+        attempt=attempt.number,
+        run=attempt.run,
+        agent_spec=attempt.agent,
+        invalid_attempts=invalid_attempts,
+        grading_status=score.grading_status,
+        full_success=success,
+        full_success_reported=score.full_success,
+        changed=changed,
+        preserved=preserved,
+        changed_pass=counts and changed.total > 0 and changed.passed == changed.total,
         # Void verdicts (a tampered or timed-out grading) say nothing of what was preserved.
-        "regression": preserved["passed"] < preserved["total"] if counts else None,
-        "critical": [
-            {"criterion": c["id"], "title": c["title"], "review": states[c["id"]], "findings": c["findings"]}
+        regression=preserved.passed < preserved.total if counts else None,
+        critical=[
+            CriticalCriterion(criterion=c.id, title=c.title, review=states[c.id], findings=c.findings)
             for c in rubric
-            if c["critical_failure"]
+            if c.critical_failure
         ],
-        "tampered": score["grading_status"] == "tampered",
-        "start_at": report["run"].get("start_at"),
-        "scope_findings": list((report.get("scope") or {}).get("findings", [])),
-        "effect_findings": list((report.get("effects") or {}).get("findings", [])),
-        "success_after": success_after(report) if success else None,
-        "elapsed_seconds": report["run"]["elapsed"],
-        "cost_usd": _figure(usage, "cost_usd"),
-        "tokens": _tokens(usage),
-        "human_turns": _human_turns(attempt.agent, report),
-        "reviews": _review_states(attempt.run, report, reviews),
-    }
+        tampered=score.grading_status == "tampered",
+        start_at=report.run.start_at,
+        scope_findings=[
+            FileOutOfScope(path=f.path, change=f.change)
+            for f in (report.scope.findings if report.scope else [])
+        ],
+        effect_findings=[
+            EffectFinding(f.effect, f.detail, f.test, f.tests)
+            for f in (report.effects.findings if report.effects else [])
+        ],
+        success_after=success_after(report) if success else None,
+        elapsed_seconds=report.run.elapsed,
+        cost_usd=_figure(report.usage.cost_usd),
+        tokens=_tokens(report.usage),
+        human_turns=_human_turns(attempt.agent, report),
+        reviews=_review_states(attempt.run, report, reviews),
+    )
 
 
-def _failed(attempt: Attempt) -> dict[str, Any]:
-    """The figures of a trial that crashed or timed out: a failure, and nothing else said of it."""
-    return {
-        "detail": attempt.detail,
-        "grading_status": None,
-        "full_success": False,
-        "full_success_reported": False,
-        "changed": None,
-        "preserved": None,
-        "changed_pass": False,
-        "regression": None,
-        "critical": [],
-        "tampered": False,
-        "start_at": None,
-        "scope_findings": [],
-        "effect_findings": [],
-        "success_after": None,
-        "elapsed_seconds": None,
-        "cost_usd": None,
-        "tokens": None,
-        "human_turns": None if attempt.agent in ("human", "inbox") else 0,
-        "reviews": {"confirmed": 0, "dismissed": 0, "pending": 0},
-    }
-
-
-def full_success(report: dict[str, Any], dismissed: set[str]) -> bool:
+def full_success(report: Report, dismissed: set[str]) -> bool:
     """The report's full success, or the same judgement with the ``dismissed`` criteria counted as met:
     completed, graded cleanly, every phase reached with full marks under its pass policy, every other
     criterion at full marks."""
-    if report["score"]["full_success"]:
+    if report.score.full_success:
         return True
-    if not dismissed or report["run"]["status"] != "completed" or report["score"]["grading_status"] != "ok":
+    if not dismissed or report.run.status != "completed" or report.score.grading_status != "ok":
         return False
-    phases_pass = all(p["unlocked"] and _full_marks(p) for p in report["phases"])
-    return phases_pass and all(c["score"] == 1 or c["id"] in dismissed for c in report.get("rubric") or [])
+    phases_pass = all(p.unlocked and p.full_marks for p in report.phases)
+    return phases_pass and all(c.score == 1 or c.id in dismissed for c in report.rubric or [])
 
 
-def _full_marks(phase: dict[str, Any]) -> bool:
-    """The phase passed under its pass policy (reports before groups: every test passed)."""
-    if "full_marks" in phase:
-        return bool(phase["full_marks"])
-    return bool(phase["total"] > 0 and phase["passed"] == phase["total"])
-
-
-def success_after(report: dict[str, Any]) -> str:
+def success_after(report: Report) -> str:
     """``first message`` when every phase first passed before any message after the one that
     brought it was delivered; else ``later message`` (a deadline, a notice, a person's word)."""
-    delivered = [m for m in report["messages"] if m["delivered_at"] is not None]
-    for phase in report["phases"]:
-        trigger = "briefing" if phase["unlocked_by"] == "start" else phase["unlocked_by"]
-        own = next((m for m in delivered if m["trigger"] == trigger), None)
-        since = own["delivered_at"] if own is not None else phase["unlocked_at"]
-        passed = phase["first_passed_at"]
-        if passed is None or any(m is not own and since < m["delivered_at"] < passed for m in delivered):
+    delivered = [m for m in report.messages if m.delivered_at is not None]
+    for phase in report.phases:
+        trigger = "briefing" if phase.unlocked_by == "start" else phase.unlocked_by
+        own = next((m for m in delivered if m.trigger == trigger), None)
+        since = own.delivered_at if own is not None else phase.unlocked_at
+        passed = phase.first_passed_at
+        if passed is None or since is None:
             return "later message"
+        for m in delivered:
+            if m is not own and m.delivered_at is not None and since < m.delivered_at < passed:
+                return "later message"
     return "first message"
 
 
-def _figure(usage: dict[str, Any], name: str) -> float | None:
+def _figure(figure: UsageFigure) -> float | None:
     """A usage total the agent reported for every turn; None (missing) when any turn did not."""
-    figure = usage.get(name) or {}
-    total = figure.get("total")
-    return None if total is None or figure.get("missing_turns") else float(total)
+    return None if figure.total is None or figure.missing_turns else float(figure.total)
 
 
-def _tokens(usage: dict[str, Any]) -> float | None:
-    figures = [_figure(usage, "input_tokens"), _figure(usage, "output_tokens")]
+def _tokens(usage: Usage) -> float | None:
+    figures = [_figure(usage.input_tokens), _figure(usage.output_tokens)]
     return None if None in figures else sum(f for f in figures if f is not None)
 
 
-def _human_turns(spec: str, report: dict[str, Any]) -> int | None:
+def _human_turns(spec: str, report: Report) -> int | None:
     """Turns a person took: every turn of the ``human`` agent; unknown (None) for ``inbox``,
     which a person or a program may drive; 0 for every other agent."""
     if spec == "human":
-        return len(report["turns"])
+        return len(report.turns)
     return None if spec == "inbox" else 0
 
 
-def _review_states(run: str, report: dict[str, Any], reviews: Reviews) -> dict[str, int]:
+def _review_states(run: str, report: Report, reviews: Reviews) -> ReviewCounts:
     """How many of the attempt's review items are confirmed, dismissed and pending."""
-    counts = {"confirmed": 0, "dismissed": 0, "pending": 0}
-    for item in items_of(run, report):
-        counts[reviews.state(item.id)] += 1
-    return counts
+    states = [reviews.state(item.id) for item in items_of(run, report)]
+    return ReviewCounts(
+        confirmed=states.count("confirmed"),
+        dismissed=states.count("dismissed"),
+        pending=states.count("pending"),
+    )

@@ -23,14 +23,13 @@ import difflib
 import hashlib
 import random
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from orchestrator.log.report import CriterionScore, Report
+from orchestrator.log.report import Report
 from orchestrator.matrix.journal import Journal
 
 __all__ = ["REVIEWS", "Item", "Reviews", "blind_order", "item_id", "items_of", "review_diff"]
@@ -63,14 +62,9 @@ class Item:
     judge_reason: str = ""
 
 
-def items_of(run: str, report: Report | Mapping[str, Any]) -> list[Item]:
-    """The review items of one completed attempt, from its report (or its ``report.json`` as read
-    by ``json.loads``, which matrix/outcomes.py still passes)."""
-    if isinstance(report, Report):
-        rubric, challenge = report.rubric or [], report.run.challenge.id
-    else:  # matrix/outcomes.py's json.loads of report.json, until it reads it with load_report
-        rubric = [CriterionScore.model_validate(c) for c in report.get("rubric") or []]
-        challenge = str(report["run"]["challenge"]["id"])
+def items_of(run: str, report: Report) -> list[Item]:
+    """The review items of one completed attempt, from its report."""
+    rubric, challenge = report.rubric or [], report.run.challenge.id
     items = []
     for criterion in rubric:
         judged = "judge" in criterion.data

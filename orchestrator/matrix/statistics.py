@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from orchestrator.log.comparison import DifferenceEstimate, RateEstimate
 
 __all__ = ["FEW_CHALLENGES", "Difference", "Rate", "difference", "pass_all_k", "pass_at_k", "rate", "t975"]
 
@@ -73,18 +74,18 @@ class Rate:
     high: float | None
     note: str
 
-    def row(self) -> dict[str, Any]:
-        """As JSON."""
-        return {
-            "successes": self.successes,
-            "trials": self.trials,
-            "challenges": self.challenges,
-            "rate": _round(self.rate),
-            "se": _round(self.se),
-            "low": _round(self.low),
-            "high": _round(self.high),
-            "note": self.note,
-        }
+    def row(self) -> RateEstimate:
+        """As the comparison shows it, rounded to 4 places."""
+        return RateEstimate(
+            successes=self.successes,
+            trials=self.trials,
+            challenges=self.challenges,
+            rate=_round(self.rate),
+            se=_round(self.se),
+            low=_round(self.low),
+            high=_round(self.high),
+            note=self.note,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +101,18 @@ class Difference:
     challenges: int
     note: str
 
-    def row(self) -> dict[str, Any]:
-        """As JSON."""
-        return {
-            "rate_a": _round(self.rate_a),
-            "rate_b": _round(self.rate_b),
-            "difference": _round(self.difference),
-            "se": _round(self.se),
-            "low": _round(self.low),
-            "high": _round(self.high),
-            "challenges": self.challenges,
-            "note": self.note,
-        }
+    def row(self) -> DifferenceEstimate:
+        """As the comparison shows it, rounded to 4 places."""
+        return DifferenceEstimate(
+            rate_a=_round(self.rate_a),
+            rate_b=_round(self.rate_b),
+            difference=_round(self.difference),
+            se=_round(self.se),
+            low=_round(self.low),
+            high=_round(self.high),
+            challenges=self.challenges,
+            note=self.note,
+        )
 
 
 def _round(value: float | None) -> float | None:

@@ -7,8 +7,7 @@ script lets a click on an agent's name keep only that agent's rows of the tables
 
 from __future__ import annotations
 
-from typing import Any
-
+from orchestrator.log.comparison import Comparison
 from orchestrator.render import inert
 from orchestrator.render.comparison_text import (
     CELL_COLUMNS,
@@ -72,9 +71,9 @@ def _table(headers: list[str], rows: list[tuple[dict[str, str], list[str]]]) -> 
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _fresh(comparison: dict[str, Any]) -> list[str]:
+def _fresh(comparison: Comparison) -> list[str]:
     """The fresh-against-evolving section, when the matrix ran both modes."""
-    if not comparison.get("fresh_vs_evolving"):
+    if not comparison.fresh_vs_evolving:
         return []
     rows = [({"agent": row[1], "challenge": row[0]}, row) for row in fresh_rows(comparison)]
     return [
@@ -85,20 +84,20 @@ def _fresh(comparison: dict[str, Any]) -> list[str]:
     ]
 
 
-def _warnings(comparison: dict[str, Any]) -> list[str]:
+def _warnings(comparison: Comparison) -> list[str]:
     """The warnings section, when there are warnings."""
-    if not comparison["warnings"]:
+    if not comparison.warnings:
         return []
     items = "".join(f"<li>{_e(line)}</li>" for line in warning_lines(comparison))
     return [f'<h2>Warnings</h2><ul id="warnings" class="warnings">{items}</ul>']
 
 
-def comparison_html(comparison: dict[str, Any]) -> str:
+def comparison_html(comparison: Comparison) -> str:
     """The page, whole."""
-    matrix = comparison["matrix"]
-    names = [a["name"] for a in matrix["agents"]]
-    decision = comparison["decision"]
-    verdict = decision["verdict"] if decision else "none"
+    matrix = comparison.matrix
+    names = [a.name for a in matrix.agents]
+    decision = comparison.decision
+    verdict = decision.verdict if decision else "none"
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -109,9 +108,7 @@ def comparison_html(comparison: dict[str, Any]) -> str:
         + ", ".join(f'<span class="agent-filter" data-agent="{_e(n)}">{_e(n)}</span>' for n in names)
         + "</p>",
         "<p>Challenges: "
-        + ", ".join(
-            f'<code data-challenge="{_e(c["id"])}">{_e(c["id"])}</code>' for c in matrix["challenges"]
-        )
+        + ", ".join(f'<code data-challenge="{_e(c.id)}">{_e(c.id)}</code>' for c in matrix.challenges)
         + "</p>",
         "<h2>Decision</h2>",
         f'<div class="verdict {_e(verdict.replace(" ", "-"))}" data-verdict="{_e(verdict)}">'
@@ -124,7 +121,7 @@ def comparison_html(comparison: dict[str, Any]) -> str:
         "<h2>Per challenge and agent</h2>",
         _table(
             [h for h, _ in CELL_COLUMNS],
-            [({"agent": c["agent"], "challenge": c["challenge"]}, cell_row(c)) for c in comparison["cells"]],
+            [({"agent": c.agent, "challenge": c.challenge}, cell_row(c)) for c in comparison.cells],
         ),
         "<h2>Trials, paired across agents</h2>",
         _table(pair_columns(comparison), [({"challenge": row[0]}, row) for row in pair_rows(comparison)]),
@@ -136,12 +133,11 @@ def comparison_html(comparison: dict[str, Any]) -> str:
         *(f"<li>{_e(line)}</li>" for line in effect_lines(comparison)),
         "</ul>",
         "<h2>What the sample does not cover</h2><ul>",
-        *(f"<li>{_e(note)}</li>" for note in comparison["not_covered"]),
+        *(f"<li>{_e(note)}</li>" for note in comparison.not_covered),
         "</ul>",
         "<h2>Reviews</h2>",
-        "<p>{confirmed} confirmed, {dismissed} dismissed, {pending} pending</p>".format(
-            **comparison["reviews"]
-        ),
+        f"<p>{comparison.reviews.confirmed} confirmed, {comparison.reviews.dismissed} dismissed, "
+        f"{comparison.reviews.pending} pending</p>",
         "<h2>Attempts</h2>",
         "<pre>" + _e("\n".join(provenance_lines(comparison))) + "</pre>",
         f"<script>{SCRIPT}</script>",

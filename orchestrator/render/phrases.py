@@ -7,9 +7,9 @@ same way because they all say it through here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from orchestrator.log.records import EffectFinding
 from orchestrator.log.report import (
     EffectFound,
     Effects,
@@ -50,7 +50,6 @@ __all__ = [
     "tests_cell",
     "tests_in_verdict",
     "tokens_text",
-    "trial_label",
     "usage_line",
     "weight",
 ]
@@ -213,16 +212,11 @@ def bounds_lines(report: Report) -> list[str]:
     return lines
 
 
-def made_in(finding: Mapping[str, Any] | EffectFound) -> str:
+def made_in(finding: EffectFound | EffectFinding) -> str:
     """Where a prohibited effect was made: ``in phase1/test_x.py::test_y and 3 other tests`` (a
-    report's finding, or a comparison's as JSON)."""
-    test, tests = (
-        (finding.test, finding.tests)
-        if isinstance(finding, EffectFound)
-        else (finding["test"], finding["tests"])
-    )
-    where = f"in {test}" if test else "while collecting the tests"
-    others = tests - 1
+    report's finding, or a comparison's)."""
+    where = f"in {finding.test}" if finding.test else "while collecting the tests"
+    others = finding.tests - 1
     return where + (f" and {others} other test{'s' if others > 1 else ''}" if others else "")
 
 
@@ -370,8 +364,3 @@ def agent_failures(report: Report) -> list[str]:
             who = "its process" if turn.end == "exited" else "it"
             found.append(f"the agent failed: in turn {turn.turn} {who} exited with {turn.exit_code}")
     return found
-
-
-def trial_label(row: dict[str, Any]) -> str:
-    """``challenge · agent · mode · trial N``: a trial (its row's ``run`` names its run folder)."""
-    return f"{row['challenge']} · {row['agent']} · {row['mode']} · trial {row['trial']}"

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import JsonValue
 
 from orchestrator.agents.presets import binary_version, resolve_binary
 from orchestrator.agents.redaction import Redactor, masked_env
@@ -32,7 +31,7 @@ from orchestrator.challenge.model import Challenge
 from orchestrator.log.manifest import MANIFEST_VERSION, Manifest, load_manifest, manifest_json
 from orchestrator.seams import Agent
 
-__all__ = ["MANIFEST", "build_manifest", "freeze_manifest", "run_manifest", "write_manifest"]
+__all__ = ["MANIFEST", "freeze_manifest", "run_manifest", "write_manifest"]
 
 MANIFEST = "manifest.json"
 
@@ -69,19 +68,6 @@ def write_manifest(
     partial_path.write_text(manifest_json(manifest), encoding="utf-8")
     partial_path.replace(path)
     return manifest
-
-
-def build_manifest(
-    challenge: Challenge,
-    agent: Agent,
-    *,
-    sandbox: Any = None,
-    env: Mapping[str, str] | None = None,
-    start_at: str | None = None,
-) -> dict[str, JsonValue]:
-    """:func:`run_manifest` as JSON: what matrix/manifest.py reads (its ``agent``) until it reads
-    the typed manifest."""
-    return run_manifest(challenge, agent, sandbox=sandbox, env=env, start_at=start_at).model_dump(mode="json")
 
 
 def run_manifest(

@@ -16,8 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from orchestrator.log.comparison import load_comparison
+from orchestrator.log.matrix_manifest import load_matrix_manifest
+from orchestrator.render.inert import json_text
 from tests.cli import CHANGEUP, REPO, changeup, environment
 from tests.e2e.test_html_report import load
 from tests.matrix.samples import SHIPPED
@@ -217,3 +221,23 @@ def test_the_comparison_page_loads_cleanly_with_every_agent_and_challenge(
     assert 'data-verdict="do not switch"' in dom
     assert "http://" not in dom
     assert "https://" not in dom
+
+
+def test_a_real_matrixs_compare_json_and_manifest_json_validate_against_their_schemas(v6_v7: Path) -> None:
+    """The files a real matrix wrote (scripted sessions, a decision rule, a pending critical failure)
+    validate against docs/schemas/, and their readers read them back to the same bytes."""
+    for name, file_name in (
+        ("compare.json", "compare.schema.json"),
+        ("manifest.json", "matrix-manifest.schema.json"),
+    ):
+        schema = json.loads((REPO / "docs" / "schemas" / file_name).read_text())
+        jsonschema.Draft202012Validator(schema).validate(json.loads((v6_v7 / name).read_text()))
+    compare = load_comparison(v6_v7 / "compare.json")
+    assert compare.decision is not None
+    assert compare.decision.verdict == "do not switch"
+    assert (
+        json_text(compare.json_form(), indent=2, ensure_ascii=False) + "\n"
+        == (v6_v7 / "compare.json").read_text()
+    )
+    manifest = load_matrix_manifest(v6_v7 / "manifest.json")
+    assert manifest.to_json() == (v6_v7 / "manifest.json").read_text()

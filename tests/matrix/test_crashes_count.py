@@ -64,28 +64,29 @@ def test_a_crash_or_a_hang_is_a_failed_trial_never_a_dropped_one(tmp_path: Path)
     (67%) against steady's (0%) is a warning in compare.json, the terminal, compare.md and the page."""
     results, _ = results_of(tmp_path, crashes_when_failing, SELECTIVE)
     comparison = build_comparison(results)
-    steady, selective = comparison["cells"]
-    assert (selective["valid"], selective["crashed"], selective["invalid"]) == (3, 2, 0)
-    assert (selective["full_successes"], selective["changed_passes"]) == (1, 1)
-    assert selective["pass_at_k"]["1"] == 0.3333
-    assert (steady["valid"], steady["crashed"], steady["full_successes"]) == (3, 0, 3)
-    rates = {a["agent"]: a for a in comparison["agents"]}
-    assert rates["selective"]["full_success"]["successes"] == 1
-    assert rates["selective"]["full_success"]["trials"] == 3
-    assert rates["selective"]["crashed"] == {"trials": 2, "of": 3, "rate": 0.6667}
-    assert rates["selective"]["invalid"] == {"trials": 0, "of": 3, "rate": 0.0}
-    assert rates["steady"]["crashed"] == {"trials": 0, "of": 3, "rate": 0.0}
-    attempts = comparison["provenance"]["attempts"]
-    tried = sorted((a["trial"], a["status"]) for a in attempts if a["agent"] == "selective")
+    steady, selective = comparison.cells
+    assert (selective.valid, selective.crashed, selective.invalid) == (3, 2, 0)
+    assert (selective.full_successes, selective.changed_passes) == (1, 1)
+    assert selective.pass_at_k["1"] == 0.3333
+    assert (steady.valid, steady.crashed, steady.full_successes) == (3, 0, 3)
+    rates = {a.agent: a for a in comparison.agents}
+    assert rates["selective"].full_success.successes == 1
+    assert rates["selective"].full_success.trials == 3
+    assert rates["selective"].crashed.model_dump() == {"trials": 2, "of": 3, "rate": 0.6667}
+    assert rates["selective"].invalid.model_dump() == {"trials": 0, "of": 3, "rate": 0.0}
+    assert rates["steady"].crashed.model_dump() == {"trials": 0, "of": 3, "rate": 0.0}
+    attempts = comparison.provenance.attempts
+    tried = sorted((a.trial, a.status) for a in attempts if a.agent == "selective")
     assert tried == [(1, "completed"), (2, "crashed"), (3, "timed out")]  # one attempt each: no retry
-    decision = comparison["decision"]
-    assert decision["verdict"] == "do not switch"
-    assert decision["deciding"] == [
+    decision = comparison.decision
+    assert decision is not None
+    assert decision.verdict == "do not switch"
+    assert [d.model_dump() for d in decision.deciding] == [
         {"challenge": "protected-report-api", "steady": "3/3", "selective": "1/3"}
     ]
-    outcomes = [p["agents"]["selective"]["outcome"] for p in comparison["pairs"]]
+    outcomes = [p.agents["selective"].outcome for p in comparison.pairs]
     assert outcomes == ["full success", "crashed", "timed out"]
-    (warning,) = comparison["warnings"]
+    (warning,) = comparison.warnings
     assert warning.startswith(
         "crashed (or timed-out) rates differ between agents (evolving): steady 0% (0/3), selective 67% (2/3)"
     )
@@ -100,7 +101,7 @@ def test_a_crash_or_a_hang_is_a_failed_trial_never_a_dropped_one(tmp_path: Path)
     terminal = io.StringIO()
     print_comparison(comparison, Console(file=terminal, width=10_000, highlight=False))
     assert shown in terminal.getvalue()
-    assert any("2 trial(s) crashed or timed out" in note for note in comparison["not_covered"])
+    assert any("2 trial(s) crashed or timed out" in note for note in comparison.not_covered)
 
 
 def test_invalid_runs_stay_apart_and_a_difference_in_them_is_a_warning(tmp_path: Path) -> None:
@@ -108,11 +109,11 @@ def test_invalid_runs_stay_apart_and_a_difference_in_them_is_a_warning(tmp_path:
     failure counted), but its invalid rate (67%) against steady's (0%) is a warning."""
     results, _ = results_of(tmp_path, invalid_when_failing, SELECTIVE)
     comparison = build_comparison(results)
-    _, selective = comparison["cells"]
-    assert (selective["valid"], selective["invalid"], selective["invalid_attempts"]) == (1, 2, 4)
-    rates = {a["agent"]: a for a in comparison["agents"]}
-    assert rates["selective"]["invalid"] == {"trials": 2, "of": 3, "rate": 0.6667}
-    (warning,) = comparison["warnings"]
+    _, selective = comparison.cells
+    assert (selective.valid, selective.invalid, selective.invalid_attempts) == (1, 2, 4)
+    rates = {a.agent: a for a in comparison.agents}
+    assert rates["selective"].invalid.model_dump() == {"trials": 2, "of": 3, "rate": 0.6667}
+    (warning,) = comparison.warnings
     assert warning.startswith(
         "invalid rates differ between agents (evolving): steady 0% (0/3), selective 67% (2/3); invalid runs "
         "are counted in no rate"
@@ -123,5 +124,5 @@ def test_equal_rates_raise_no_warning(tmp_path: Path) -> None:
     """Every trial of both agents completed: no warning, and compare.md has no warnings section."""
     results, _ = results_of(tmp_path, lambda order: report(order.cell.challenge), SELECTIVE)
     comparison = build_comparison(results)
-    assert comparison["warnings"] == []
+    assert comparison.warnings == []
     assert "## Warnings" not in comparison_markdown(comparison)

@@ -130,8 +130,8 @@ def test_a_cancelled_run_records_its_running_attempts_and_resumes_only_them(tmp_
     started = {e["attempt"]: e for e in events(results) if e["event"] == "started"}
     assert sorted(e["retry_of"] for e in started.values() if e["reason"] == "interrupted") == [1, 2, 3, 4]
     comparison = build_comparison(results)
-    assert comparison["provenance"]["interrupted"] == 4
-    assert [c["full_successes"] for c in comparison["cells"]] == [3, 0, 3, 0]
+    assert comparison.provenance.interrupted == 4
+    assert [c.full_successes for c in comparison.cells] == [3, 0, 3, 0]
 
 
 def test_an_attempt_killed_without_an_outcome_is_closed_as_interrupted_on_resume(tmp_path: Path) -> None:
@@ -170,20 +170,20 @@ def test_an_invalid_run_is_retried_as_declared_and_keeps_its_provenance(tmp_path
     results, matrix = tmp_path / "results", matrix_of(trials=1, retry_invalid=2, agents=["scripted"])
     run(results, matrix, FakeSessionRunner(flaky(2)))
     comparison = build_comparison(results)
-    export = next(c for c in comparison["cells"] if c["challenge"] == "export-time")
-    assert (export["valid"], export["invalid"], export["invalid_attempts"], export["full_successes"]) == (
+    export = next(c for c in comparison.cells if c.challenge == "export-time")
+    assert (export.valid, export.invalid, export.invalid_attempts, export.full_successes) == (
         1,
         0,
         2,
         1,
     )
-    chain = [a for a in comparison["provenance"]["attempts"] if a["challenge"] == "export-time"]
-    assert [(a["number"], a["status"], a["reason"]) for a in chain] == [
+    chain = [a for a in comparison.provenance.attempts if a.challenge == "export-time"]
+    assert [(a.number, a.status, a.reason) for a in chain] == [
         (1, "invalid", "first"),
         (2, "invalid", "invalid"),
         (3, "completed", "invalid"),
     ]
-    assert [a["retry_of"] for a in chain] == [None, chain[0]["attempt"], chain[1]["attempt"]]
+    assert [a.retry_of for a in chain] == [None, chain[0].attempt, chain[1].attempt]
 
 
 def test_invalid_runs_beyond_the_retries_are_kept_apart_never_scored_zero(tmp_path: Path) -> None:
@@ -193,9 +193,9 @@ def test_invalid_runs_beyond_the_retries_are_kept_apart_never_scored_zero(tmp_pa
     run(results, matrix, runner)
     assert len(runner.orders) == 3  # normalize-tags once, export-time twice
     comparison = build_comparison(results)
-    (agent,) = comparison["agents"]
-    assert (agent["full_success"]["successes"], agent["full_success"]["trials"]) == (1, 1)
-    assert "1 trial(s) invalid: kept apart, counted in no rate" in comparison["not_covered"]
+    (agent,) = comparison.agents
+    assert (agent.full_success.successes, agent.full_success.trials) == (1, 1)
+    assert "1 trial(s) invalid: kept apart, counted in no rate" in comparison.not_covered
     again = FakeSessionRunner(flaky(3))
     run(results, matrix, again)
     assert again.orders == []  # its retries are used up: done

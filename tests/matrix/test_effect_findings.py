@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,11 @@ def test_a_trial_with_a_prohibited_effect_is_counted_and_named_not_scored(tmp_pa
     stands, and compare.md and compare.html say what the code did."""
     results, _ = results_of(tmp_path, phones_home_once)
     comparison = build_comparison(results)
-    cells = {c["agent"]: c for c in comparison["cells"]}
-    assert (cells["v6"]["effect_findings"], cells["v7"]["effect_findings"]) == (0, 1)
-    trial = next(t for t in comparison["trials"] if (t["agent"], t["trial"]) == ("v7", 3))
-    assert trial["effect_findings"] == [FINDING]
-    assert trial["full_success"]  # reported, never scored
+    cells = {c.agent: c for c in comparison.cells}
+    assert (cells["v6"].effect_findings, cells["v7"].effect_findings) == (0, 1)
+    trial = next(t for t in comparison.trials if (t.agent, t.trial) == ("v7", 3))
+    assert [asdict(f) for f in trial.effect_findings] == [FINDING]
+    assert trial.full_success  # reported, never scored
     said = "protected-report-api · v7 · evolving · trial 3: network: connect to 203.0.113.7:443"
     markdown = comparison_markdown(comparison)
     assert "## Prohibited effects" in markdown

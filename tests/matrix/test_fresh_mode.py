@@ -75,28 +75,34 @@ def test_compare_sets_the_two_modes_side_by_side(tmp_path: Path) -> None:
     paired difference fresh - evolving is given (here +1/3 for v7, 0 for v6)."""
     results, _ = results_of(tmp_path, mid_conversation_slips, BOTH)
     comparison = build_comparison(results)
-    assert comparison["matrix"]["modes"] == ["evolving", "fresh"]
-    assert comparison["matrix"]["fresh_at"] == {"protected-report-api": "phase3"}
-    both = comparison["fresh_vs_evolving"]
-    v7 = next(c for c in both["cells"] if c["agent"] == "v7")
-    assert v7["fresh_at"] == "phase3"
-    assert v7["evolving"] == {"valid": 3, "full_successes": 2, "changed_passes": 3, "regressions": 0}
-    assert v7["fresh"] == {"valid": 3, "full_successes": 3, "changed_passes": 3, "regressions": 0}
-    by_agent = {row["agent"]: row for row in both["agents"]}
-    assert by_agent["v7"]["full_success"]["rate_a"] == pytest.approx(2 / 3, abs=1e-4)  # a: evolving
-    assert by_agent["v7"]["full_success"]["rate_b"] == 1.0  # b: fresh
-    assert by_agent["v7"]["full_success"]["difference"] == pytest.approx(1 / 3, abs=1e-4)
-    assert by_agent["v6"]["full_success"]["difference"] == 0.0
-    assert not any("evolving sessions only" in note for note in comparison["not_covered"])
+    assert comparison.matrix.modes == ["evolving", "fresh"]
+    assert comparison.matrix.fresh_at == {"protected-report-api": "phase3"}
+    both = comparison.fresh_vs_evolving
+    assert both is not None
+    v7 = next(c for c in both.cells if c.agent == "v7")
+    assert v7.fresh_at == "phase3"
+    assert v7.evolving.model_dump() == {
+        "valid": 3,
+        "full_successes": 2,
+        "changed_passes": 3,
+        "regressions": 0,
+    }
+    assert v7.fresh.model_dump() == {"valid": 3, "full_successes": 3, "changed_passes": 3, "regressions": 0}
+    by_agent = {row.agent: row for row in both.agents}
+    assert by_agent["v7"].full_success.rate_a == pytest.approx(2 / 3, abs=1e-4)  # a: evolving
+    assert by_agent["v7"].full_success.rate_b == 1.0  # b: fresh
+    assert by_agent["v7"].full_success.difference == pytest.approx(1 / 3, abs=1e-4)
+    assert by_agent["v6"].full_success.difference == 0.0
+    assert not any("evolving sessions only" in note for note in comparison.not_covered)
 
 
 def test_without_both_modes_there_is_nothing_side_by_side(tmp_path: Path) -> None:
     """An evolving-only matrix has no fresh_vs_evolving, and says so in what it does not cover."""
     results, _ = results_of(tmp_path)
     comparison = build_comparison(results)
-    assert comparison["fresh_vs_evolving"] is None
-    assert comparison["matrix"]["fresh_at"] == {}
-    assert any(note.startswith("evolving sessions only") for note in comparison["not_covered"])
+    assert comparison.fresh_vs_evolving is None
+    assert comparison.matrix.fresh_at == {}
+    assert any(note.startswith("evolving sessions only") for note in comparison.not_covered)
 
 
 def test_the_fresh_start_is_frozen_in_the_manifest(tmp_path: Path) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import JsonValue
 
+from orchestrator.log.matrix_manifest import DecisionRule
 from orchestrator.matrix import ResultsRefused, build_comparison, load_matrix, open_results
 from orchestrator.matrix.manifest import build_matrix_manifest, differences, read_manifest
 from tests.matrix.samples import V6_V7, matrix_file
@@ -25,11 +27,12 @@ def test_differences_name_the_agent_and_the_field(tmp_path: Path) -> None:
         'now "scripted:broken/skips-auth-test"'
     )
     assert all("frozen_at" not in line for line in found)
-    moved = {
-        **frozen,
-        "frozen_at": "later",
-        "challenges": [{**c, "path": "/elsewhere"} for c in frozen["challenges"]],
-    }
+    moved = frozen.model_copy(
+        update={
+            "frozen_at": "later",
+            "challenges": [c.model_copy(update={"path": "/elsewhere"}) for c in frozen.challenges],
+        }
+    )
     assert differences(frozen, moved) == []
 
 
@@ -45,10 +48,19 @@ def test_a_changed_rule_needs_a_reason_and_is_recorded_with_it(tmp_path: Path) -
     open_results(matrix, results, change_rule="0.1 was a typo for 0.2").close()
     manifest = read_manifest(results)
     assert manifest is not None
-    (change,) = manifest["decision_changes"]
-    assert change["reason"] == "0.1 was a typo for 0.2"
-    assert (change["before"]["rules"][1]["margin"], change["after"]["rules"][1]["margin"]) == (0.1, 0.2)
-    assert manifest["decision"]["rules"][1]["margin"] == 0.1  # what was frozen first stays
+    (change,) = manifest.decision_changes
+    assert change.reason == "0.1 was a typo for 0.2"
+    assert (margins(change.before), margins(change.after)) == ([0.1], [0.2])
+    assert margins(manifest.decision) == [0.1]  # what was frozen first stays
     comparison = build_comparison(results)
-    assert comparison["decision"]["rule"]["rules"][1]["margin"] == 0.2
-    assert comparison["decision_changes"][0]["reason"] == "0.1 was a typo for 0.2"
+    assert comparison.decision is not None
+    assert margins(comparison.decision.rule) == [0.2]
+    assert comparison.decision_changes[0].reason == "0.1 was a typo for 0.2"
+
+
+def margins(rule: DecisionRule) -> list[JsonValue]:
+    """The margins a decision rule (as JSON) declares."""
+    assert rule is not None
+    rules = rule["rules"]
+    assert isinstance(rules, list)
+    return [r["margin"] for r in rules if isinstance(r, dict) and "margin" in r]

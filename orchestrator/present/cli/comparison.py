@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from orchestrator.present.exits import BadInput
 
 if TYPE_CHECKING:
+    from orchestrator.log.comparison import Comparison
     from orchestrator.matrix.review import Item
 
 __all__ = ["compare_command", "review_command", "write_comparison"]
 
 
-def write_comparison(results: Path) -> dict[str, Any]:
+def write_comparison(results: Path) -> Comparison:
     """Build the comparison of ``results``; write compare.json, compare.md and compare.html there."""
     from orchestrator.matrix import build_comparison
     from orchestrator.render.comparison_html import comparison_html
@@ -23,13 +24,15 @@ def write_comparison(results: Path) -> dict[str, Any]:
     from orchestrator.render.inert import json_text
 
     comparison = build_comparison(results)
-    (results / "compare.json").write_text(json_text(comparison, indent=2, ensure_ascii=False) + "\n")
+    (results / "compare.json").write_text(
+        json_text(comparison.json_form(), indent=2, ensure_ascii=False) + "\n"
+    )
     (results / "compare.md").write_text(comparison_markdown(comparison))
     (results / "compare.html").write_text(comparison_html(comparison))
     return comparison
 
 
-def _results(path: Path) -> dict[str, Any]:
+def _results(path: Path) -> Comparison:
     from orchestrator.log.journal import JournalError
     from orchestrator.matrix import ComparisonError, build_comparison
 
@@ -65,18 +68,17 @@ def compare_command(results: Path) -> None:
 
 
 def _pending(results: Path) -> list[Item]:
-    import json
-
+    from orchestrator.log.report import load_report
     from orchestrator.matrix import Reviews
     from orchestrator.matrix.review import items_of
 
     comparison = _results(results)
     reviews = Reviews(results)
     items = []
-    for trial in comparison["trials"]:
-        if trial["status"] == "completed":
-            report = json.loads((results / trial["run"] / "report.json").read_text(encoding="utf-8"))
-            items += [i for i in items_of(trial["run"], report) if reviews.state(i.id) == "pending"]
+    for trial in comparison.trials:
+        if trial.status == "completed" and trial.run is not None:
+            report = load_report(results / trial.run / "report.json")
+            items += [i for i in items_of(trial.run, report) if reviews.state(i.id) == "pending"]
     return items
 
 

@@ -129,8 +129,8 @@ def run_matrix(ctx: click.Context, params: dict[str, Any]) -> None:
     for name in ("compare.md", "compare.html", "compare.json"):
         click.echo(f"{name + ':':14}{results_path / name}")
     click.echo(f"next:         changeup review {results_path}   (blind review of what was flagged)")
-    invalid = sum(c["invalid"] for c in comparison["cells"])
-    crashed = sum(c["crashed"] for c in comparison["cells"])
+    invalid = sum(c.invalid for c in comparison.cells)
+    crashed = sum(c.crashed for c in comparison.cells)
     if invalid:
         click.echo(
             f"error: {invalid} trial(s) have only invalid runs (kept apart; see the attempts in compare.md)",
