@@ -95,6 +95,8 @@ def _survivors() -> str:
     ).stdout
 
 
+# The survivors are sought machine-wide by name: the tests that leave them run one after another.
+@pytest.mark.xdist_group("sleep-777")
 @pytest.mark.parametrize("sandbox", [pytest.param("bubblewrap", marks=needs_bubblewrap), "none"])
 def test_processes_left_behind_by_the_tests_die_with_the_run(tmp_path: Path, sandbox: str) -> None:
     """Code under test leaves a setsid child and a child that holds the output pipe: the run is
@@ -120,6 +122,7 @@ def test_the_process_limit_holds_for_root_without_bubblewrap(tmp_path: Path) -> 
     assert outcome(report) in (NEUTRALISED, DETECTED), report["score"]
 
 
+@pytest.mark.xdist_group("sleep-777")
 def test_no_sandbox_kind_lets_an_agents_children_outlive_its_turn(tmp_path: Path) -> None:
     """An agent's turn leaves a setsid child behind; the turn's end takes it down (limits only)."""
     script = tmp_path / "agent.sh"
