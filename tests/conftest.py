@@ -59,7 +59,8 @@ def _room(item: pytest.Item) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-@pytest.hookimpl(wrapper=True)
+# tryfirst: outside pytest-timeout's wrapper, so waiting for the room counts in no test's timeout.
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, object, object]:
