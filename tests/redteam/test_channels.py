@@ -24,6 +24,9 @@ from tests.redteam.common import (
 pytestmark = pytest.mark.slow
 
 
+# The control opens the host's own standard-library files, which the sandboxed case's watcher
+# sees too if both run at once: the two run one after another (one xdist worker).
+@pytest.mark.xdist_group("stdlib-beacon")
 @pytest.mark.parametrize("sandbox", [pytest.param("bubblewrap", marks=needs_bubblewrap), "none"])
 def test_code_under_test_cannot_signal_an_agent_through_shared_files(tmp_path: Path, sandbox: str) -> None:
     """The code under test opens standard-library files in a pattern (a beacon, and one bit of a
