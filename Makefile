@@ -29,12 +29,15 @@ agents: $(STAMP)
 	$(BIN)/python -m tests.realcli.install $(AGENTS)
 
 # The suite runs in WORKERS processes (pytest-xdist): most of a test's time is spent waiting on
-# the subprocesses it starts, so more workers than cores keep both cores busy. Tests that share
-# an expensive fixture stay on one worker (`xdist_group`, --dist loadgroup); a test that measures
-# something machine-wide is marked `alone` (tests/conftest.py). --durations=25 names the slowest.
+# the subprocesses it starts, so more workers than cores keep both cores busy. A file's tests run
+# on one worker, one after another (--dist loadfile: module fixtures such as the Ray cluster are
+# made once, and tests that look for each other's traces machine-wide do not overlap; loadgroup's
+# xdist_group is ignored under pytest 9.2, which no longer reads the node id xdist 3.8 rewrites);
+# a test that measures something machine-wide is marked `alone` (tests/conftest.py).
+# --durations=25 names the slowest.
 # The suite includes the real_cli tests: the real agent CLIs against the scripted model server.
 WORKERS ?= 3
-PYTEST := $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
+PYTEST := $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
 
 # `make test` needs nothing else; `make -j4 --output-sync=target test` (as .ci/run does) runs the
 # steps that do not wait on each other at once: the lint, the agents' install (mostly download),

@@ -8,8 +8,9 @@ setup and teardown of the wider fixtures it starts or ends), so that worker wait
 in flight to end and the others wait for it. The lock is in the run's temporary folder, so two
 suites on one machine do not wait on each other (nor can they keep each other's hands off it).
 
-Tests that share an expensive module- or package-scoped fixture (a Ray cluster, a matrix run
-once) are kept on one worker with ``xdist_group`` in their module, for ``--dist loadgroup``.
+``make test`` runs with ``--dist loadfile``: a file's tests run on one worker, one after another,
+so a module fixture (a Ray cluster, a matrix run once) is made once, and tests of one file that
+look for each other's traces machine-wide do not overlap.
 """
 
 from __future__ import annotations

@@ -23,8 +23,7 @@ from tests.e2e.test_html_report import load
 from tests.matrix.samples import SHIPPED
 
 # Each test runs whole matrices (the fixture's too): a loaded 2-core machine needs the room.
-# One worker of pytest-xdist runs the module: its matrix fixture is run once, not once per worker.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("e2e-matrix")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 #: 2 challenges x 2 scripted agents x 3 trials, 4 at a time: the fastest challenges of the library.
 MATRIX = [

@@ -24,8 +24,7 @@ from orchestrator.session.workspace import Workspace
 from orchestrator.system.venvs import Environment
 from tests.cli import REPO
 
-# One worker of pytest-xdist runs the module: its venv fixture is made once, not once per worker.
-pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.xdist_group("sandbox-fallback")]
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 ROOT = os.geteuid() == 0

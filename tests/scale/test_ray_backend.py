@@ -17,8 +17,7 @@ from tests.cli import REPO, changeup
 from tests.e2e.test_matrix import log_of, outcomes
 from tests.scale.conftest import LoopbackCluster, marked, wait_for
 
-# One worker of pytest-xdist runs the module: one Ray cluster (a package fixture), not one per worker.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("ray")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 #: 2 challenges x 2 agents x 3 trials, the matrix of tests/e2e/test_matrix.py as a file, its
 #: impostor pinned to the node that has the resource ``second``.
