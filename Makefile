@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-agents agents lint bench clean
+.PHONY: demo test suite benchmarks calibration test-fast test-agents agents lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,25 +28,45 @@ AGENTS ?=
 agents: $(STAMP)
 	$(BIN)/python -m tests.realcli.install $(AGENTS)
 
-# After the suite, each benchmark runs once with tiny parameters (a few seconds each), so none
-# can rot: a crash fails the target; a missed goal does not (it only matters at full size).
+# The suite runs in WORKERS processes (pytest-xdist): most of a test's time is spent waiting on
+# the subprocesses it starts, so more workers than cores keep both cores busy. A file's tests run
+# on one worker, one after another (--dist loadfile: module fixtures such as the Ray cluster are
+# made once, and tests that look for each other's traces machine-wide do not overlap; loadgroup's
+# xdist_group is ignored under pytest 9.2, which no longer reads the node id xdist 3.8 rewrites);
+# a test that measures something machine-wide is marked `alone` (tests/conftest.py).
+# --durations=25 names the slowest.
 # The suite includes the real_cli tests: the real agent CLIs against the scripted model server.
-test: lint agents
-	$(BIN)/python -m pytest -q --durations=25 --cov --cov-report=term-missing:skip-covered
+WORKERS ?= 3
+PYTEST := $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
+
+# `make test` needs nothing else; `make -j4 --output-sync=target test` (as .ci/run does) runs the
+# steps that do not wait on each other at once: the lint, the agents' install (mostly download),
+# the calibration and the benchmarks; the suite starts once the agents are installed and the
+# calibration is done, so that its tests do not share the cores with them.
+test: lint agents benchmarks calibration suite
+
+suite: $(STAMP) agents calibration
+	$(PYTEST) -q --durations=25 --cov --cov-report=term-missing:skip-covered
+
+# Each benchmark runs once with tiny parameters (a few seconds each), so none can rot: a crash
+# fails the target; a missed goal does not (it only matters at full size).
+benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/engine.py --events 20000
 	$(BIN)/python benchmarks/replay.py --events 2000 --repeat 1
 	$(BIN)/python benchmarks/latency.py --trials 1 --warmup 0
 	$(BIN)/python benchmarks/snapshot.py --files 200 --rounds 1 --copies 1
 	$(BIN)/python benchmarks/concurrency.py --sessions 3 --single 1
 	$(BIN)/python benchmarks/cli_start.py --runs 1 --command=--help
+
+calibration: $(STAMP)
 	$(BIN)/changeup calibrate challenges/* --out runs/calibration
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -x -m "not slow and not real_cli"
+	$(PYTEST) -q -x -m "not slow and not real_cli"
 
 # The real agent CLIs alone: install the pins, run the tests marked real_cli.
 test-agents: agents
-	$(BIN)/python -m pytest -q -m real_cli tests/realcli
+	$(PYTEST) -q -m real_cli tests/realcli
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

@@ -216,6 +216,7 @@ def _hidden_byte() -> int:
 
 @needs_bubblewrap
 @needs_cgroups
+@pytest.mark.alone  # the channel is the machine's Shmem total: another test's tmpfs writes are noise on it
 @pytest.mark.parametrize("freezer", ["on (the default)", "off (CHANGEUP_FREEZE=off)"])
 def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Path, freezer: str) -> None:
     """Code under test signals a byte of the hidden tests through the machine's Shmem total

@@ -24,6 +24,8 @@ from tests.redteam.common import (
 pytestmark = pytest.mark.slow
 
 
+# The control opens the host's own standard-library files, which the sandboxed case's watcher
+# sees too if both run at once: make test's --dist loadfile runs a file's tests one after another.
 @pytest.mark.parametrize("sandbox", [pytest.param("bubblewrap", marks=needs_bubblewrap), "none"])
 def test_code_under_test_cannot_signal_an_agent_through_shared_files(tmp_path: Path, sandbox: str) -> None:
     """The code under test opens standard-library files in a pattern (a beacon, and one bit of a
@@ -95,6 +97,8 @@ def _survivors() -> str:
     ).stdout
 
 
+# The survivors are sought machine-wide by name: the tests that leave them (all in this file) must
+# run one after another, as make test's --dist loadfile does.
 @pytest.mark.parametrize("sandbox", [pytest.param("bubblewrap", marks=needs_bubblewrap), "none"])
 def test_processes_left_behind_by_the_tests_die_with_the_run(tmp_path: Path, sandbox: str) -> None:
     """Code under test leaves a setsid child and a child that holds the output pipe: the run is
