@@ -551,8 +551,10 @@ class PytestRunner:
             # processes (pids.max, counted per run), it is that group's limit alone.
             bounded = group is not None and "pids" in group.cgroup.controllers
             nproc = None if bounded else self.sandbox.limits.nproc(self.sandbox.test_uid())
-            # The run's group, where the zygote has it (Sandbox.warm binds the tests' groups there).
-            procs = [str(INSIDE / "cgroup" / key / p.name / "cgroup.procs") for key, p in _paths(group)]
+            # The run's group, where the zygote has it (Sandbox.warm binds the tests' groups there):
+            # the files its leader, one thread, moves itself in by (``Cgroup.join_file``).
+            join = group.cgroup.join_file if group is not None else ""
+            joins = [str(INSIDE / "cgroup" / key / p.name / join) for key, p in _paths(group)]
             try:
                 finished = await self._warm.run(
                     folder.name,
@@ -561,7 +563,7 @@ class PytestRunner:
                     timeout=self.timeout,
                     nproc=nproc,
                     tmp_mb=self.bounds.tmp_mb,
-                    cgroup=procs,
+                    cgroup=joins,
                 )
             except WarmFailure as failure:  # the grader's failure, never the agent's
                 return Judgement("invalid", [], str(failure))
