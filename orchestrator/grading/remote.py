@@ -829,6 +829,14 @@ class Ready:
         """Wait for the host's hello."""
         self.link.ready()
 
+    def pytest_pycollect_makeitem(self, collector: object, name: str, obj: object) -> list[object] | None:
+        """No test is collected from an object of the workspace's (a module, a mirror class, a
+        handle) bound in a hidden module, by ``from app import *`` say: pytest asks nothing of it.
+        Each of its questions (``__test__``, the bases of ``issubclass``) would be a round trip
+        to the host, and the host's answer could make the agent's own function a hidden test.
+        First of the implementations (made so in :func:`connect`)."""
+        return [] if isinstance(obj, Handle | RemoteModule | RemoteClass) else None
+
 
 def connect(config: dict[str, Any]) -> Ready:
     """Join the workspace host on the socket at ``config["fd"]``, with ``config["timeout"]``
@@ -846,4 +854,7 @@ def connect(config: dict[str, Any]) -> Ready:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     _LINK.hello()
     sys.meta_path.append(WorkspaceFinder())
+    import pytest  # the test process's own: loaded already
+
+    pytest.hookimpl(tryfirst=True)(Ready.pytest_pycollect_makeitem)
     return Ready(_LINK)

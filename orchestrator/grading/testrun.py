@@ -30,6 +30,7 @@ import hashlib
 import os
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -262,6 +263,7 @@ class PytestRunner:
         self._runtime: Runtime | None = None
         self._warm: WarmInterpreter | None = None
         self._home = scratch / "warm"  # the warm interpreter's harness, log, and every run folder
+        self._removals: list[threading.Thread] = []  # warm run folders being removed (``_remove``)
         # A separate user's runs happen outside the run folder (Sandbox.workdir): none is kept there.
         self.exports = KeptExport(repo, None if self.sandbox.user else scratch / "export")
         #: phase → file → sha256, taken when the session started; None: not checked
@@ -312,10 +314,14 @@ class PytestRunner:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        """End the warm interpreter, and every run of it."""
+        """End the warm interpreter, and every run of it; wait for their folders to be removed."""
         warm, self._warm = self._warm, None
         if warm is not None:
             await warm.aclose()
+        removals, self._removals = self._removals, []
+        with anyio.CancelScope(shield=True):
+            for thread in removals:
+                await anyio.to_thread.run_sync(thread.join)
 
     @property
     def warm(self) -> WarmInterpreter | None:
@@ -350,12 +356,13 @@ class PytestRunner:
             # The grader's failure, never the agent's: pytest could not start, so no run would.
             untested = refused(self.challenge, phases, str(error), self._membership)
             return TestRun("invalid", untested.phases, str(error))
-        folder = self.sandbox.workdir(self._home / "runs" if self._warm is not None else self.scratch)
+        warm = self._warm is not None
+        folder = self.sandbox.workdir(self._home / "runs" if warm else self.scratch)
         group = self.groups.run() if self.groups is not None else None
         try:
             status, results, detail, effects = await self._run(folder, tree, phases, groups, group)
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            self._remove(folder, warm)
             with anyio.CancelScope(shield=True):  # the run is over only once its group is gone
                 over = await group.close() if group is not None else ""
         if over:  # the agent's code used more than a run may: its failure (unless the grader never ran)
@@ -365,6 +372,21 @@ class PytestRunner:
         if not counts(status):
             results = void(results, status)
         return TestRun(status, results, detail, time.perf_counter() - started, effects)
+
+    def _remove(self, folder: Path, warm: bool) -> None:
+        """Remove a run's folder; a warm run's in a thread of its own, joined at the exit. Its
+        folders were mount points in the run's namespaces, which the kernel takes down after the
+        run's processes are gone: removing one before that waits out an RCU grace period, 10 ms
+        and more here, on the way from the run's end to its result. Nothing reads it meanwhile."""
+        if not warm:
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        self._removals = [thread for thread in self._removals if thread.is_alive()]
+        thread = threading.Thread(
+            target=shutil.rmtree, args=(folder, True), name="changeup-run-folder", daemon=True
+        )
+        thread.start()
+        self._removals.append(thread)
 
     async def _run(
         self, folder: Path, tree: str, phases: Sequence[str], groups: Membership, group: RunGroup | None
@@ -551,8 +573,10 @@ class PytestRunner:
             # processes (pids.max, counted per run), it is that group's limit alone.
             bounded = group is not None and "pids" in group.cgroup.controllers
             nproc = None if bounded else self.sandbox.limits.nproc(self.sandbox.test_uid())
-            # The run's group, where the zygote has it (Sandbox.warm binds the tests' groups there).
-            procs = [str(INSIDE / "cgroup" / key / p.name / "cgroup.procs") for key, p in _paths(group)]
+            # The run's group, where the zygote has it (Sandbox.warm binds the tests' groups there):
+            # the files its leader, one thread, moves itself in by (``Cgroup.join_file``).
+            join = group.cgroup.join_file if group is not None else ""
+            joins = [str(INSIDE / "cgroup" / key / p.name / join) for key, p in _paths(group)]
             try:
                 finished = await self._warm.run(
                     folder.name,
@@ -561,7 +585,7 @@ class PytestRunner:
                     timeout=self.timeout,
                     nproc=nproc,
                     tmp_mb=self.bounds.tmp_mb,
-                    cgroup=procs,
+                    cgroup=joins,
                 )
             except WarmFailure as failure:  # the grader's failure, never the agent's
                 return Judgement("invalid", [], str(failure))

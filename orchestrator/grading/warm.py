@@ -105,8 +105,8 @@ class WarmInterpreter:
     ) -> Finished:
         """Run the bootstrap with ``settings`` and pytest ``args`` on run folder ``folder``, with
         at most ``nproc`` processes of its user (None: not lowered), ``/tmp`` and ``/dev/shm`` of
-        ``tmp_mb`` each, in the control group whose ``cgroup.procs``
-        files (as the zygote sees them) are ``cgroup``."""
+        ``tmp_mb`` each, in the control group the run's leader joins by writing ``0`` to each file
+        of ``cgroup`` (as the zygote sees them: ``Cgroup.join_file``)."""
         async with self._lock:
             await self.start()
             if not self._ready:

@@ -23,7 +23,8 @@ when it ends the kernel ends everything still in it. A run is three processes, e
 from the one before, and none outlives the run:
 
 - the **leader** (in the zygote's namespaces) first joins the run's control group (writing
-  itself to each ``cgroup.procs`` of ``PROCS``: all of the run is in it), then enters new
+  ``0``, itself, to each file of ``PROCS``, v1's ``tasks``: it has one thread, and all of the
+  run is born inside), then enters new
   mount, IPC, UTS, network and cgroup namespaces and a new PID namespace for its children;
   mounts the run's own folders (from ``CONFIG["runs"]/NAME``) where a cold run has them,
   covers every run folder and the control groups, and gives the run fresh ``/tmp`` and

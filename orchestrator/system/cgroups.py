@@ -38,6 +38,7 @@ __all__ = [
     "JOIN_FAILED",
     "LIMITERS",
     "PERIOD_US",
+    "V1_JOIN",
     "Cgroup",
     "CgroupError",
     "Usage",
@@ -51,11 +52,18 @@ CONTROLLERS = ("memory", "pids", "cpu", "freezer")
 LIMITERS = ("memory", "pids", "cpu")
 #: The CFS period a CPU quota is given in (the kernel's default): a CPU is this much a period.
 PERIOD_US = 100_000
-#: Joins each cgroup.procs file named (``$1`` of them), then runs the command: nothing of the
-#: command runs outside the group. The freezer comes last, so a frozen group stops it there.
+#: Joins through each file named (``$1`` of them, :attr:`Cgroup.joins`), then runs the command:
+#: nothing of the command runs outside the group. The freezer comes last, so a frozen group
+#: stops it there. ``0`` is the writer itself (the shell, one thread: ``echo`` is built in).
 _JOIN = (
-    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
 )
+#: The file a process writes ``0`` to, to move itself into a v1 group: ``tasks`` moves the writing
+#: thread alone, which for a process of one thread (a fresh fork, a shell) is the whole process,
+#: and its children are born inside. The kernel takes no machine-wide lock for that: moving by
+#: ``cgroup.procs`` takes one whose first taking waits out an RCU grace period, 10-13 ms here, on
+#: the way of every agent turn and every test run. v2 has only ``cgroup.procs``.
+V1_JOIN = "tasks"
 #: The exit of :meth:`Cgroup.launcher` when it cannot join its group.
 JOIN_FAILED = 125
 
@@ -152,11 +160,22 @@ class Cgroup:
         keys = sorted(self.paths, key=lambda key: key == "freezer")
         return [self.paths[key] / "cgroup.procs" for key in keys]
 
+    @property
+    def join_file(self) -> str:
+        """The name of the file in each of the group's folders that a process of one thread writes
+        ``0`` to, to move itself in (see :data:`V1_JOIN`)."""
+        return V1_JOIN if self.version == 1 else "cgroup.procs"
+
+    @property
+    def joins(self) -> list[Path]:
+        """Each hierarchy's :attr:`join_file` (the freezer's last)."""
+        return [path.with_name(self.join_file) for path in self.procs]
+
     def launcher(self) -> list[str]:
         """An argument prefix that puts the command after it in this group before it runs (it
         exits ``JOIN_FAILED``, saying so, when it cannot)."""
-        procs = self.procs
-        return ["/bin/sh", "-c", _JOIN, "join", str(len(procs)), *map(str, procs)]
+        joins = self.joins
+        return ["/bin/sh", "-c", _JOIN, "join", str(len(joins)), *map(str, joins)]
 
     def add(self, pid: int) -> None:
         """Move process ``pid`` (all its threads) into this group."""

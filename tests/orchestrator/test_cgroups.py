@@ -100,13 +100,21 @@ async def test_v1_the_launcher_joins_before_the_command_runs(
     group: Cgroup, processes: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
     """A command started through the launcher is in the group in every hierarchy from its first
-    instruction, and so is what it forks; a launcher whose group is gone runs nothing."""
-    code = "print(open('/proc/self/cgroup').read())"
+    instruction, and so is what it forks and every thread it starts; a launcher whose group is
+    gone runs nothing. It joins by v1's per-thread ``tasks`` files: moving itself, one thread,
+    that way takes no machine-wide lock (``cgroup.procs`` would wait out an RCU grace period)."""
+    assert [path.name for path in group.joins] == ["tasks"] * 4
+    code = (
+        "import threading; print(open('/proc/self/cgroup').read()); "
+        "t = threading.Thread(target=lambda: print(open('/proc/thread-self/cgroup').read())); "
+        "t.start(); t.join()"
+    )
     done = subprocess.run([*group.launcher(), *_python(code)], capture_output=True, text=True, check=True)
     name = group.paths["pids"].name
     for controller in ("memory", "pids", "cpu", "freezer"):
-        line = next(line for line in done.stdout.splitlines() if f":{controller}:" in line.replace(",", ":"))
-        assert line.endswith(name), line
+        lines = [line for line in done.stdout.splitlines() if f":{controller}:" in line.replace(",", ":")]
+        assert len(lines) == 2  # the process's, then its thread's
+        assert all(line.endswith(name) for line in lines), lines
     sleeper = subprocess.Popen([*group.launcher(), "sh", "-c", "sleep 60 & wait"])
     processes.append(sleeper)
     await _until(lambda: len(group.pids()) == 2)

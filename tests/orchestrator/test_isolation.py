@@ -511,3 +511,50 @@ async def test_an_exception_of_the_agents_that_escapes_a_test_fails_only_that_te
     assert 'File "/' in failed["test_its_own_exception_escapes"]  # the agent's frames, for its author
     assert "host.py" not in failed["test_its_own_exception_escapes"]
     assert failed["test_a_skip_of_its_own_escapes"].startswith("Skipped: not today")
+
+
+PLANTED = '''\
+"""Isolated hidden tests that star-import a workspace whose names pytest would collect."""
+
+from app import *  # noqa: F403
+
+
+def test_the_helper_answers():
+    assert helper() == 1  # noqa: F405
+'''
+
+#: The agent's code: names and flags that would make pytest collect its own code as hidden tests.
+PLANTS = """\
+def helper():
+    return 1
+
+
+def test_planted():
+    return None
+
+
+test_planted.__test__ = True
+
+
+def planted_check():
+    return None
+
+
+planted_check.__test__ = True
+
+
+class TestPlanted:
+    def test_inside(self):
+        return None
+"""
+
+
+@pytest.mark.parametrize("how", [pytest.param("warm", marks=needs_bubblewrap), "limits-only"])
+async def test_nothing_of_the_workspace_is_collected_as_a_hidden_test(tmp_path: Path, how: str) -> None:
+    """A function or class of the agent's in a hidden module's globals is no test, whatever its
+    name or ``__test__`` says: the run holds the hidden tests alone, and it is ``ok``."""
+    challenge = isolated_challenge(tmp_path / "challenge", PLANTED)
+    run = await grade(challenge, tmp_path, PLANTS, how)
+    assert run.status == "ok", run.detail
+    assert [t.id.rsplit("::", 1)[1] for p in run.phases for t in p.tests] == ["test_the_helper_answers"]
+    assert failures(run) == {}
