@@ -35,6 +35,7 @@ import triggers
 from orchestrator.agents import AgentUnavailable
 from orchestrator.agents.scripted import apply_reference
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
+from orchestrator.gateway.access import GatewaySettings
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
 from orchestrator.grading.bounds import SessionGroups, agent_bounds, test_bounds
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
@@ -52,6 +53,7 @@ from orchestrator.log.records import (
 )
 from orchestrator.render.html_report import report_html
 from orchestrator.render.markdown import report_markdown
+from orchestrator.run.model_gateway import model_gateway
 from orchestrator.scoring.effects import effects_record
 from orchestrator.scoring.judge import Judge, RuleJudge
 from orchestrator.scoring.manifest import freeze_manifest
@@ -223,6 +225,7 @@ async def run_challenge(
     network: bool = True,
     name: str | None = None,
     start: str | None = None,
+    gateway: GatewaySettings | None = None,
 ) -> tuple[RunFolder, Outcome, dict[str, Any]]:
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
@@ -230,8 +233,9 @@ async def run_challenge(
     keeps the network (``--agent-network``); ``name`` names the run folder (a matrix names its
     attempts' folders); ``start`` is the phase the session starts at (``--start-at``): the
     workspace then holds the reference solution of every phase before it, committed, and that
-    phase's message is the briefing. Raises :class:`RunRefused`, having made nothing, when the
-    run could only be invalid.
+    phase's message is the briefing; ``gateway``: the agent reaches its model through a
+    gateway of the session's own (:mod:`orchestrator.run.model_gateway`). Raises
+    :class:`RunRefused`, having made nothing, when the run could only be invalid.
     """
     start = start_phase(challenge, start)
     _refuse_early(challenge, agent, out)
@@ -330,7 +334,8 @@ async def run_challenge(
             start=start,
             limits=AgentLimitsWatch(box.bounds, box.cgroup, box.disk()),
         )
-        async with runner:  # its warm interpreter starts with the session and ends with it
+        # The runner's warm interpreter and the model gateway start with the session and end with it.
+        async with runner, model_gateway(gateway, log, box, session.elapsed):
             outcome = await session.run()
         # A refused final workspace (over its limits) is not examined: its score is its void tests'.
         refused = outcome.final is not None and outcome.final.status == "refused"

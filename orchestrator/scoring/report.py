@@ -26,6 +26,7 @@ from orchestrator.log.records import (
     abort_detail,
 )
 from orchestrator.scoring.groups import full_marks, group_rows, scored
+from orchestrator.scoring.model_usage import model_usage
 from triggers import (
     AgentExited,
     AgentTurnEnded,
@@ -219,6 +220,8 @@ def build_report(challenge: Challenge, contents: LogContents) -> dict[str, Any]:
         "messages": messages(entries),
         "turns": turn_rows,
         "usage": _usage(turn_rows),
+        # What the model gateway measured (runs made with it); the CLI's own figures above cross-check it.
+        **({"model_usage": gateway} if (gateway := model_usage(entries, turn_rows)) is not None else {}),
         **({"scope": scope} if scope is not None else {}),
         **({"effects": effects} if effects is not None else {}),
         **({"bounds": bounds} if bounds is not None else {}),
