@@ -299,7 +299,9 @@ async def run_challenge(
         box = agent_sandbox(
             sandbox, folder, challenge, agent, environments, groups=groups, shares=shares, network=network
         )
-        seeded = box.prepare(agent.home_files)
+        # Through the gateway, which holds the keys, a CLI's own logins are not handed to the agent.
+        logins = set(getattr(agent, "credential_files", ())) if gateway is not None else set()
+        seeded = box.prepare([name for name in agent.home_files if name not in logins])
         seen = box.describe()
         visible = tuple(SharedPath(share["path"], share["writable"]) for share in seen["shares"])
         sandboxed = AgentSandboxed(seen["confined"], seen["user"], seen["network"], visible, tuple(seeded))

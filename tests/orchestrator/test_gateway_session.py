@@ -4,8 +4,8 @@ server as upstream, and a stand-in CLI run as the claude-code preset's binary.
 The usage in the report is, request for request, what the server sent; the cost is the shipped
 table applied; the CLI's own figures are held against the gateway's (its cost, which no table
 gives, is reported as a disagreement). The real keys, set in changeup's environment and in the
-CLI's config file of the HOME it is seeded from, are found nowhere in the run folder, nor in
-the environment and HOME the agent saw: it held the session token only.
+CLI's config file of the HOME it is seeded from, and the CLI's own login, are found nowhere in
+the run folder, nor in the environment and HOME the agent saw: it held the session token only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from tests.redteam.common import TARGET, run
 
 pytestmark = pytest.mark.slow
 
+LOGIN = "sk-ant-oat01-login-5e8a2d7c"  # Claude Code's own login, which the gateway makes needless
 FAKE_CLI = Path(__file__).resolve().parents[1] / "fixtures" / "gateway-agent" / "fake_claude.py"
 KEYS = {
     "ANTHROPIC_API_KEY": "sk-ant-real-4b1f0e9c7d2a",
@@ -43,6 +44,7 @@ def test_a_session_through_the_gateway_is_metered_exactly_and_never_holds_a_real
     (home / ".claude.json").write_text(json.dumps({"primaryApiKey": KEYS["ANTHROPIC_API_KEY"]}))
     settings = {"env": {"OPENAI_API_KEY": KEYS["OPENAI_API_KEY"]}}
     (home / ".claude" / "settings.json").write_text(json.dumps(settings))
+    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {"accessToken": LOGIN}}))
     with ModelServer(Script(()), DIALECTS["claude-code"]) as server:
         # A key under a name the gateway does not set (Claude Code's bearer token) is withheld too.
         env = {
@@ -102,6 +104,8 @@ def test_a_session_through_the_gateway_is_metered_exactly_and_never_holds_a_real
     assert seen["env"]["ANTHROPIC_API_KEY"] == seen["env"]["OPENAI_API_KEY"] == token
     seeded = "\n".join(seen["home"].values())
     assert token in seeded  # its config files were seeded, the key in them replaced by the token
+    assert sorted(Path(name).name for name in seen["home"]) == [".claude.json", "settings.json"]  # no login
+    assert _found(folder, LOGIN.encode()) == []
     for key in KEYS.values():
         assert key not in json.dumps(seen)
         assert _found(folder, key.encode()) == []

@@ -25,6 +25,7 @@ class Codex(PresetAgent):
     message_via = "stdin"
     env_names = ("OPENAI_", "CODEX_")
     home_files = (".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md")
+    credential_files = (".codex/auth.json",)
     unattended_default = ("--sandbox", "workspace-write")
     transcript_ext = "jsonl"
 
