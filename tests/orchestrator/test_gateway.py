@@ -22,6 +22,7 @@ import pytest
 from orchestrator.gateway.prices import SHIPPED, PriceTable, PriceTableError
 from orchestrator.gateway.providers import Upstreams
 from orchestrator.gateway.proxy import Gateway
+from orchestrator.gateway.usage import UsageReader
 from orchestrator.log.records import ModelRequest
 from tests.modelserver import DIALECTS, ModelServer, Script, Tokens
 
@@ -226,3 +227,36 @@ def test_a_price_table_names_its_date_and_a_bad_one_says_what_is_valid(tmp_path:
     mine.write_text(json.dumps({"date": "2026-01-01", "models": {"m": {"input": "cheap"}}}))
     with pytest.raises(PriceTableError, match=r"'m'.*input, cache_read, cache_write, output"):
         PriceTable.load(mine)
+
+
+def test_usage_is_read_from_events_however_the_stream_is_cut() -> None:
+    """Anthropic's stream, fed a byte at a time with CRLF line ends: the figures of ``message_start``
+    and ``message_delta`` (the last said counts); Gemini's JSON array of chunks, read whole."""
+    start = {
+        "type": "message_start",
+        "message": {
+            "model": "claude-x",
+            "usage": {
+                "input_tokens": 5,
+                "cache_read_input_tokens": 40,
+                "cache_creation_input_tokens": 2,
+                "output_tokens": 1,
+            },
+        },
+    }
+    delta = {"type": "message_delta", "usage": {"output_tokens": 33}}
+    stream = "".join(f"event: {e['type']}\r\ndata: {json.dumps(e)}\r\n\r\n" for e in (start, delta)).encode()
+    reader = UsageReader("anthropic", "text/event-stream; charset=utf-8")
+    for index in range(len(stream)):
+        reader.feed(stream[index : index + 1])
+    figures = reader.finish()
+    assert (figures.input, figures.cache_read, figures.cache_write, figures.output) == (47, 40, 2, 33)
+    assert (figures.reasoning, figures.model) == (None, "claude-x")
+    chunks = [
+        {"usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": c, "thoughtsTokenCount": 4}}
+        for c in (1, 6)
+    ]
+    reader = UsageReader("gemini", "application/json", "gemini-2.5-pro")
+    reader.feed(json.dumps(chunks).encode())
+    figures = reader.finish()
+    assert (figures.input, figures.output, figures.reasoning, figures.model) == (9, 10, 4, "gemini-2.5-pro")
