@@ -91,7 +91,7 @@ def run_real(
     runs = tmp_path / "runs"
     script = export_time_script(hold=hold)
     with ModelServer(script, DIALECTS[preset], runs=runs, tokens=small_tokens) as server:
-        given = setup(preset, server.url, tmp_path / "home", tmp_path / "shared")
+        given = setup(preset, server.url, tmp_path / "home", tmp_path / "shared", gateway=gateway)
         before = files(tmp_path / "home")
         options = [arg for option in given.options for arg in ("--agent-option", option)]
         shares = [arg for share in given.shares for arg in ("--agent-share", share)]

@@ -21,7 +21,7 @@ from tests.realcli.setups import SECRET
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-@pytest.mark.parametrize("preset", ["claude-code"])
+@pytest.mark.parametrize("preset", ["claude-code", "codex", "gemini-cli"])
 def test_a_real_cli_through_the_gateway_is_metered_request_for_request(tmp_path: Path, preset: str) -> None:
     """Both phases of export-time, every request through the gateway."""
     run = run_real(tmp_path, preset, gateway=True)
@@ -40,10 +40,11 @@ def test_a_real_cli_through_the_gateway_is_metered_request_for_request(tmp_path:
             request["output_tokens"],
         )
         assert got == sent
-    # Claude Code prices claude-sonnet-4-5 as the shipped table does: its own figures agree.
-    assert run.report["model_usage"]["disagreements"] == []
-    keys = {e.headers.get("x-api-key") or e.headers.get("X-Api-Key") for e in run.exchanges}
-    assert keys == {SECRET}
+    if preset == "claude-code":  # it prices claude-sonnet-4-5 as the shipped table does
+        assert run.report["model_usage"]["disagreements"] == []
+    headers = [{n.lower(): v for n, v in e.headers.items()} for e in run.exchanges]
+    keys = {h.get("x-api-key") or h.get("x-goog-api-key") or h.get("authorization") for h in headers}
+    assert keys == {SECRET} if preset != "codex" else {f"Bearer {SECRET}"}
     found = [
         p
         for p in run.folder.rglob("*")
