@@ -21,7 +21,9 @@ from tests.realcli.setups import SECRET
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-@pytest.mark.parametrize("preset", ["claude-code", "codex", "gemini-cli"])
+@pytest.mark.parametrize(
+    "preset", ["claude-code", "codex", "gemini-cli", "aider", "mini-swe-agent", "openhands"]
+)
 def test_a_real_cli_through_the_gateway_is_metered_request_for_request(tmp_path: Path, preset: str) -> None:
     """Both phases of export-time, every request through the gateway."""
     run = run_real(tmp_path, preset, gateway=True)
@@ -44,7 +46,12 @@ def test_a_real_cli_through_the_gateway_is_metered_request_for_request(tmp_path:
         assert run.report["model_usage"]["disagreements"] == []
     headers = [{n.lower(): v for n, v in e.headers.items()} for e in run.exchanges]
     keys = {h.get("x-api-key") or h.get("x-goog-api-key") or h.get("authorization") for h in headers}
-    assert keys == {SECRET} if preset != "codex" else {f"Bearer {SECRET}"}
+    assert keys == (
+        {f"Bearer {SECRET}"}
+        if run.exchanges[0].path.startswith("/v1/chat") or preset == "codex"
+        else {SECRET}
+    )
+    assert not any("changeup-session-" in value for h in headers for value in h.values())
     found = [
         p
         for p in run.folder.rglob("*")
