@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, urlencode
 import anyio
 import h11
 import httpx
+import structlog
 from anyio.abc import Listener, SocketAttribute, SocketStream, TaskGroup
 
 from orchestrator.gateway.prices import PriceTable
@@ -149,6 +150,8 @@ class Gateway:
                     connection.start_next_cycle()
             except (_AgentGone, h11.ProtocolError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 return
+            except Exception as error:  # whatever an agent sends, the gateway (and its run) goes on
+                structlog.get_logger().warning("model gateway: a connection failed", detail=repr(error))
 
     async def _request(self, connection: h11.Connection, stream: SocketStream) -> _Request | None:
         """The next request on the connection (None: the agent closed it between requests)."""
@@ -204,11 +207,16 @@ class Gateway:
         provider, rest = routed
         call.provider = provider.name
         try:
+            outgoing = self._outgoing(provider, rest, request)
+        except (httpx.InvalidURL, ValueError) as error:
+            call.status, call.outcome, call.detail = 400, "refused", f"cannot forward {call.path}: {error}"
+            self._report(call)
+            await self._answer(connection, stream, 400, call.detail)
+            return
+        try:
             async with anyio.create_task_group() as watch:
                 watch.start_soon(_watch, stream, connection, watch.cancel_scope)
-                await self._forward(
-                    connection, stream, provider, self._outgoing(provider, rest, request), call
-                )
+                await self._forward(connection, stream, provider, outgoing, call)
                 watch.cancel_scope.cancel()
         finally:
             self._report(call)

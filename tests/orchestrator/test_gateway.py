@@ -260,3 +260,31 @@ def test_usage_is_read_from_events_however_the_stream_is_cut() -> None:
     reader.feed(json.dumps(chunks).encode())
     figures = reader.finish()
     assert (figures.input, figures.output, figures.reasoning, figures.model) == (9, 10, 4, "gemini-2.5-pro")
+
+
+async def test_nothing_an_agent_sends_stops_the_gateway() -> None:
+    """Bytes that are no HTTP, and a request whose record cannot be kept (its hook raises): each
+    ends its own connection only; the next request is answered."""
+    kept: list[ModelRequest] = []
+
+    def record(request: ModelRequest) -> None:
+        if not kept:
+            kept.append(request)
+            raise RuntimeError("the log is gone")
+        kept.append(request)
+
+    with ModelServer(Script(()), DIALECTS["claude-code"]) as server:
+        upstreams = Upstreams.from_env(REAL_ENV, server.url)
+        async with Gateway(upstreams, PriceTable.load(), record) as gateway:
+            async with await anyio.connect_tcp("127.0.0.1", gateway.port) as raw:
+                await raw.send(b"\x16\x03\x01 not http at all\r\n\r\n")
+                with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                    await raw.receive()
+            url = gateway.base_url("anthropic") + "/v1/messages"
+            body = {"model": "claude-haiku-4-5", "max_tokens": 9, "messages": []}
+            async with httpx.AsyncClient(timeout=60) as client:
+                first = await client.post(url, headers={"x-api-key": gateway.token}, json=body)
+            async with httpx.AsyncClient(timeout=60) as client:  # the first one's connection is closed
+                response = await client.post(url, headers={"x-api-key": gateway.token}, json=body)
+    assert (first.status_code, response.status_code) == (200, 200)
+    assert [r.outcome for r in kept] == ["answered"] * 2
