@@ -109,3 +109,28 @@ def test_a_session_through_the_gateway_is_metered_exactly_and_never_holds_a_real
     for key in KEYS.values():
         assert key not in json.dumps(seen)
         assert _found(folder, key.encode()) == []
+
+
+def test_a_home_made_process_agent_is_metered_like_a_preset(tmp_path: Path) -> None:
+    """A ``process:`` agent finds the gateway and its token in ``CHANGEUP_MODEL_*``; its one
+    request is logged with the figures the server sent, and it never held the real key."""
+    agent = f"process:python3 {FAKE_CLI.with_name('home_made.py')}"
+    with ModelServer(Script(()), DIALECTS["codex"]) as server:
+        env = {"OPENAI_API_KEY": KEYS["OPENAI_API_KEY"], "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": ""}
+        options = ("--model-upstream", server.url)
+        report, folder = run(TARGET, agent, tmp_path / "runs", *options, env=env)
+        (exchange,) = server.answered()
+    (request,) = report["model_usage"]["requests"]
+    assert exchange.tokens is not None
+    assert (request["input_tokens"], request["output_tokens"]) == (
+        exchange.tokens.input,
+        exchange.tokens.output,
+    )
+    assert (
+        json.loads((folder / "workspace" / "usage.json").read_text())["input_tokens"] == exchange.tokens.input
+    )
+    assert (
+        exchange.headers.get("authorization", exchange.headers.get("Authorization"))
+        == f"Bearer {KEYS['OPENAI_API_KEY']}"
+    )
+    assert _found(folder, KEYS["OPENAI_API_KEY"].encode()) == []
