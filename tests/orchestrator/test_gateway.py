@@ -26,7 +26,7 @@ from orchestrator.gateway.usage import UsageReader
 from orchestrator.log.records import ModelRequest
 from tests.modelserver import DIALECTS, ModelServer, Script, Tokens
 
-pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+pytestmark = pytest.mark.anyio
 
 REAL = "sk-real-provider-key-0d6f1c2a9b"
 REAL_ENV = {"ANTHROPIC_API_KEY": REAL, "OPENAI_API_KEY": REAL + "-oa", "GEMINI_API_KEY": REAL + "-gm"}
@@ -78,6 +78,7 @@ def _expected(tokens: Tokens, provider: str) -> tuple[int | None, ...]:
     return (tokens.input, tokens.cache_read, write, tokens.output)
 
 
+@pytest.mark.slow  # real servers on 127.0.0.1
 async def test_usage_and_cost_are_the_servers_own_request_for_request() -> None:
     """Seven requests over the three APIs, streamed and not: each answer reaches the client whole
     (its events in order), and each logged figure is the one the server sent, priced by the table."""
@@ -136,6 +137,7 @@ async def test_usage_and_cost_are_the_servers_own_request_for_request() -> None:
     assert answered[-1].path == "/v1beta/models/gemini-2.5-pro:generateContent"  # the token's ?key= is off
 
 
+@pytest.mark.slow  # real servers on 127.0.0.1
 async def test_a_request_without_the_session_token_is_refused_and_goes_nowhere() -> None:
     """No token, the real key itself, or another session's token: 401, and the server sees nothing."""
     records: list[ModelRequest] = []
@@ -155,6 +157,7 @@ async def test_a_request_without_the_session_token_is_refused_and_goes_nowhere()
 
 # asyncio only: changeup runs on asyncio (anyio.run's default); on trio, httpx's own generators left
 # mid-answer (the point of this test) are reported as unclosed, inside httpx, though closed by then.
+@pytest.mark.slow
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_an_answer_streams_through_as_it_comes_and_an_agent_that_leaves_cancels_upstream() -> None:
     """The upstream sends one event, then waits until the client has read it: a gateway that held
@@ -262,6 +265,7 @@ def test_usage_is_read_from_events_however_the_stream_is_cut() -> None:
     assert (figures.input, figures.output, figures.reasoning, figures.model) == (9, 10, 4, "gemini-2.5-pro")
 
 
+@pytest.mark.slow  # real servers on 127.0.0.1
 async def test_nothing_an_agent_sends_stops_the_gateway() -> None:
     """Bytes that are no HTTP, and a request whose record cannot be kept (its hook raises): each
     ends its own connection only; the next request is answered."""
