@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import shutil
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,8 @@ class AgentSandbox:
         self.cgroup = cgroup
         self.confined = sandbox.kind == "bubblewrap"
         self._seeded: list[str] = []
+        self._given: dict[str, str] = {}
+        self._withheld: tuple[str, ...] = ()
         self._clocks: list[anyio.CancelScope] = []  # deadlines that frozen time does not count for
 
     @property
@@ -173,10 +175,18 @@ class AgentSandbox:
         )
         (view.tmp / "group").write_text(f"{group.rstrip()}\nagent:x:{gid}:\n")
 
+    def give(self, variables: Mapping[str, str], withheld: Sequence[str]) -> None:
+        """From now on every agent process gets ``variables``, and no variable whose value holds
+        one of ``withheld`` (the model gateway's: its base URLs and token in, the real keys out)."""
+        self._given = dict(variables)
+        self._withheld = tuple(value for value in withheld if value)
+
     def env(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` as the agent gets it: its private HOME and temporary folder."""
+        """``env`` as the agent gets it: its private HOME and temporary folder (and what it was
+        given, less what is withheld: :meth:`give`)."""
         tmp = "/tmp" if self.confined else str(self.view.tmp / "tmp")
-        env = {**env, "HOME": str(self.home), "TMPDIR": tmp}
+        kept = {name: value for name, value in env.items() if not any(s in value for s in self._withheld)}
+        env = {**kept, **self._given, "HOME": str(self.home), "TMPDIR": tmp}
         if self.confined and self.sandbox.as_root:
             env.update(USER="agent", LOGNAME="agent")
         return env

@@ -46,7 +46,9 @@ __all__ = [
     "Effect",
     "EffectFinding",
     "Entry",
+    "GatewayStarted",
     "LogRecord",
+    "ModelRequest",
     "PhaseSealed",
     "Record",
     "ScopeFinding",
@@ -377,6 +379,49 @@ STOPPED = "stopped by Ctrl-C (or a cancellation) before the session ended"
 _CANCELLED = re.compile(r"^(KeyboardInterrupt|CancelledError|Cancelled)\(.*\)$", re.DOTALL)
 
 
+@dataclass(frozen=True, slots=True)
+class GatewayStarted(_Session):
+    """The session's model gateway listens at ``url`` (loopback); ``upstream``: where it forwards
+    (``--model-upstream``, "" for each provider's own), ``keys``: the providers it holds a real
+    key for (names only), ``prices``: the price table's date, source and file."""
+
+    kind: ClassVar[str] = "gateway.started"
+    url: str
+    upstream: str
+    keys: tuple[str, ...]
+    prices: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest(_Session):
+    """One request the agent made through the gateway, with the usage its answer reported.
+
+    ``outcome``: ``answered`` (the answer went through whole), ``cancelled`` (the agent went away
+    first), ``refused`` (no valid session token, or no such route), ``failed`` (the upstream could
+    not be reached). Tokens are the provider's own figures (None: not reported); ``input`` counts
+    every prompt token, ``output`` every generated one (``reasoning`` included). ``cost_usd`` is
+    the price table applied (None: no price for ``model``, or no usage reported)."""
+
+    kind: ClassVar[str] = "model.request"
+    bounds: ClassVar[dict[str, Bound]] = {"path": TEXT, "model": TEXT, "detail": DETAIL}
+    number: int
+    provider: str
+    model: str
+    path: str
+    status: int
+    streamed: bool
+    outcome: Literal["answered", "cancelled", "refused", "failed"]
+    seconds: float
+    input_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+    priced: bool = False
+    detail: str = ""
+
+
 def abort_detail(status: str, detail: str) -> str:
     """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
     if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
@@ -411,6 +456,8 @@ SessionRecord = (
     | SessionEffects
     | ClockSkipped
     | SessionAborted
+    | GatewayStarted
+    | ModelRequest
 )
 #: Anything a log line may hold.
 Record = Event | Observation | Action | SessionRecord | UnknownRecord

@@ -27,6 +27,7 @@ __all__ = [
     "Bounds",
     "ChallengeRef",
     "CriterionScore",
+    "Disagreement",
     "EffectFound",
     "Effects",
     "FailingTest",
@@ -35,6 +36,9 @@ __all__ = [
     "GroupCount",
     "Limits",
     "Message",
+    "ModelCall",
+    "ModelTotals",
+    "ModelUsage",
     "OverLimit",
     "PhaseOutcome",
     "Report",
@@ -50,6 +54,7 @@ __all__ = [
     "Scoring",
     "TriggerOutcome",
     "Turn",
+    "TurnModelTotals",
     "Usage",
     "UsageFigure",
     "load_report",
@@ -381,6 +386,71 @@ class Bounds(_Part):
     test_runs_over_limits: int
 
 
+class ModelTotals(_Part):
+    """The gateway's requests over a span (a turn, between turns, the session) and their figures
+    summed; a figure none of them reported is None, never 0 (``cost_usd``: priced requests only)."""
+
+    requests: int
+    answered: int
+    unpriced: int
+    input_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    output_tokens: int | None
+    reasoning_tokens: int | None
+    cost_usd: Number | None
+
+
+class TurnModelTotals(ModelTotals):
+    """The gateway's totals over one agent turn."""
+
+    turn: int
+
+
+class ModelCall(_Part):
+    """One ``model.request`` of the log, with its time (docs/event-log.md)."""
+
+    t: float
+    number: int
+    provider: str
+    model: str
+    path: str
+    status: int
+    streamed: bool
+    outcome: Literal["answered", "cancelled", "refused", "failed"]
+    seconds: float
+    input_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    output_tokens: int | None
+    reasoning_tokens: int | None
+    cost_usd: float | None
+    priced: bool
+    detail: str
+
+
+class Disagreement(_Part):
+    """A figure of a turn the agent CLI reported (``turn.summary``) unlike the gateway's."""
+
+    turn: int
+    figure: str
+    gateway: Number
+    cli: Number
+
+
+class ModelUsage(_Part):
+    """What the model gateway measured (docs/report.md#model_usage): for runs made with it."""
+
+    prices: dict[str, str]
+    upstream: str
+    requests: list[ModelCall]
+    turns: list[TurnModelTotals]
+    between_turns: ModelTotals
+    total: ModelTotals
+    unpriced_models: list[str]
+    disagreements: list[Disagreement]
+
+
 class Rescore(_Part):
     """This report is a re-score (``changeup replay --rescore``): of which run, with which
     challenge, the original total, and each verdict that changed."""
@@ -394,7 +464,7 @@ class Rescore(_Part):
 
 
 #: The keys a report holds only when they apply; absent, never null, otherwise.
-OPTIONAL = ("scope", "effects", "bounds", "rescore")
+OPTIONAL = ("model_usage", "scope", "effects", "bounds", "rescore")
 
 
 class Report(_Part):
@@ -412,6 +482,8 @@ class Report(_Part):
     messages: list[Message]
     turns: list[Turn]
     usage: Usage
+    #: What the model gateway measured (runs made with it); the CLI's own figures above cross-check it.
+    model_usage: ModelUsage | None = None
     scope: Scope | None = None
     effects: Effects | None = None
     bounds: Bounds | None = None

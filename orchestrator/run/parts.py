@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +23,7 @@ import orchestrator
 import triggers
 from orchestrator.agents.scripted import apply_reference
 from orchestrator.challenge.model import Challenge
+from orchestrator.gateway.access import GatewaySettings
 from orchestrator.grading.agent_sandbox import AgentSandbox, AgentView, Share, program_shares
 from orchestrator.grading.bounds import SessionGroups, agent_bounds, test_bounds
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
@@ -31,6 +32,7 @@ from orchestrator.grading.testrun import PytestRunner
 from orchestrator.log.eventlog import EventLog
 from orchestrator.log.records import AgentSandboxed, PhaseSealed, SharedPath, WorkspaceCreated
 from orchestrator.run.folder import RunFolder
+from orchestrator.run.model_gateway import model_gateway
 from orchestrator.scoring.manifest import freeze_manifest
 from orchestrator.seams import Agent, Repository, TestRunner, Watcher
 from orchestrator.session.agent_limits import AgentLimitsWatch
@@ -70,8 +72,9 @@ class RunParts:
     runner: TestRunner
     watcher: Watcher
     agent: Agent
-    #: how long the runner's warm interpreter lives: it starts with the session and ends with it
-    warm: contextlib.AbstractAsyncContextManager[Any]
+    #: what lives as long as the session (the runner's warm interpreter, the model gateway): it
+    #: starts with the session and ends with it; given the session's clock, which its records use
+    live: Callable[[Callable[[], float]], contextlib.AbstractAsyncContextManager[Any]]
     #: the agent's environment (first on its PATH); None: the agent's PATH as it is
     environment: Environment | None = None
     seals: Seals | None = None
@@ -106,6 +109,7 @@ class RealParts:
         shares: Sequence[Share] = (),
         network: bool = True,
         start: str | None = None,
+        gateway: GatewaySettings | None = None,
     ) -> None:
         self.challenge = challenge
         self.agent = agent
@@ -115,6 +119,7 @@ class RealParts:
         self.shares = tuple(shares)
         self.network = network
         self.start = start
+        self.gateway = gateway
         self._logger = structlog.get_logger().bind(session=folder.path.name)
         self._groups: SessionGroups | None = None
         self._box: AgentSandbox | None = None
@@ -138,7 +143,10 @@ class RealParts:
             self._logger.warning("unbounded", detail=warning)
         await freeze_manifest(folder.path, challenge, self.agent, sandbox=described, start_at=self.start)
         self._box = box = self.agent_sandbox(sandbox, environments, groups)
-        log.append(_sandboxed(box, box.prepare(self.agent.home_files)), 0.0)
+        # Through the gateway, which holds the keys, a CLI's own logins are not handed to the agent.
+        logins = set(getattr(self.agent, "credential_files", ())) if self.gateway is not None else set()
+        seeded = box.prepare([name for name in self.agent.home_files if name not in logins])
+        log.append(_sandboxed(box, seeded), 0.0)
         runner = PytestRunner(
             challenge,
             workspace,
@@ -153,7 +161,7 @@ class RealParts:
             runner=runner,
             watcher=FsWatcher(folder.workspace, step=self.step, debounce=self.debounce),
             agent=self.agent,
-            warm=runner,
+            live=lambda clock: _live(runner, model_gateway(self.gateway, log, box, clock)),
             environment=environments.agent,
             seals=seals,
             sandbox=box,
@@ -225,6 +233,15 @@ class RealParts:
         shutil.rmtree(self.folder.path / "scratch", ignore_errors=True)
         if self._box is not None:
             self._box.forget_seeded()  # the credentials it was given do not stay in the run folder
+
+
+@contextlib.asynccontextmanager
+async def _live(
+    runner: PytestRunner, gateway: contextlib.AbstractAsyncContextManager[Any]
+) -> AsyncIterator[None]:
+    """The runner's warm interpreter, then the model gateway, for the session's length."""
+    async with runner, gateway:
+        yield
 
 
 def _sandboxed(box: AgentSandbox, seeded: Sequence[str]) -> AgentSandboxed:

@@ -20,6 +20,7 @@ import structlog
 
 from orchestrator.agents import AgentUnavailable
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
+from orchestrator.gateway.access import GatewaySettings
 from orchestrator.grading.agent_sandbox import Share
 from orchestrator.log.eventlog import EventLog, EventLogError, read_log
 from orchestrator.log.records import STOPPED, SessionAborted, SessionScored
@@ -125,6 +126,7 @@ async def run_challenge(
     network: bool = True,
     name: str | None = None,
     start: str | None = None,
+    gateway: GatewaySettings | None = None,
 ) -> tuple[RunFolder, Outcome, Report]:
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
@@ -132,8 +134,9 @@ async def run_challenge(
     keeps the network (``--agent-network``); ``name`` names the run folder (a matrix names its
     attempts' folders); ``start`` is the phase the session starts at (``--start-at``): the
     workspace then holds the reference solution of every phase before it, committed, and that
-    phase's message is the briefing. Raises :class:`RunRefused`, having made nothing, when the
-    run could only be invalid.
+    phase's message is the briefing; ``gateway``: the agent reaches its model through a
+    gateway of the session's own (:mod:`orchestrator.run.model_gateway`). Raises
+    :class:`RunRefused`, having made nothing, when the run could only be invalid.
     """
     start = start_phase(challenge, start)
     _refuse_early(challenge, agent, out)
@@ -144,7 +147,15 @@ async def run_challenge(
     if on_folder is not None:
         on_folder(folder)
     made = RealParts(
-        challenge, agent, folder, step=step, debounce=debounce, shares=shares, network=network, start=start
+        challenge,
+        agent,
+        folder,
+        step=step,
+        debounce=debounce,
+        shares=shares,
+        network=network,
+        start=start,
+        gateway=gateway,
     )
     outcome, report = await finished_run(
         challenge, agent, folder, made, judge=judge, on_change=on_change, start=start
@@ -182,7 +193,7 @@ async def finished_run(
             log.close()
             return Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
         session = _session(challenge, folder, parts, log, logger, on_change, start)
-        async with parts.warm:
+        async with parts.live(session.elapsed):
             outcome = await session.run()
         await _scores(challenge, parts, log, folder, outcome, judge or RuleJudge())
     except BaseException as error:

@@ -82,16 +82,20 @@ def small_tokens(number: int) -> Tokens:
     return Tokens(input=400 + 10 * number, output=20 + number, cache_read=5 * number, cache_write=2 * number)
 
 
-def run_real(tmp_path: Path, preset: str, *, challenge: Path = EXPORT_TIME, hold: bool = False) -> RealRun:
-    """``changeup run CHALLENGE --agent PRESET`` with the real CLI, the scripted server its model."""
+def run_real(
+    tmp_path: Path, preset: str, *, challenge: Path = EXPORT_TIME, hold: bool = False, gateway: bool = False
+) -> RealRun:
+    """``changeup run CHALLENGE --agent PRESET`` with the real CLI, the scripted server its model
+    (``gateway``: through the session's model gateway, the server its upstream)."""
     require_installed(preset)
     runs = tmp_path / "runs"
     script = export_time_script(hold=hold)
     with ModelServer(script, DIALECTS[preset], runs=runs, tokens=small_tokens) as server:
-        given = setup(preset, server.url, tmp_path / "home", tmp_path / "shared")
+        given = setup(preset, server.url, tmp_path / "home", tmp_path / "shared", gateway=gateway)
         before = files(tmp_path / "home")
         options = [arg for option in given.options for arg in ("--agent-option", option)]
         shares = [arg for share in given.shares for arg in ("--agent-share", share)]
+        shares += ["--model-gateway", "--model-upstream", server.url] if gateway else []
         done = changeup(
             "run",
             str(challenge),

@@ -105,9 +105,10 @@ def _litellm_prices() -> dict[str, dict[str, object]]:
     return {MODEL: entry, MODEL.split("/", 1)[1]: entry}
 
 
-def setup(preset: str, url: str, home: Path, shared: Path) -> Setup:
+def setup(preset: str, url: str, home: Path, shared: Path, *, gateway: bool = False) -> Setup:
     """Point ``preset``'s CLI at ``url``: files in ``home`` (the HOME it is seeded from) and in
-    ``shared`` (shown to the agent read-only), variables, options."""
+    ``shared`` (shown to the agent read-only), variables, options. With ``gateway``, changeup's
+    model gateway points it (Codex then uses its built-in provider, whose base URL it sets)."""
     cli = CLIS[preset]
     home.mkdir(parents=True, exist_ok=True)
     shared.mkdir(parents=True, exist_ok=True)
@@ -135,7 +136,9 @@ def setup(preset: str, url: str, home: Path, shared: Path) -> Setup:
     if preset == "codex":
         (home / ".codex").mkdir(exist_ok=True)
         (home / ".codex" / "config.toml").write_text(
-            'model = "gpt-5.2-codex"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
+            'model = "gpt-5.2-codex"\n'
+            if gateway
+            else 'model = "gpt-5.2-codex"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
             f'name = "scripted"\nbase_url = "{url}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
         )
         return Setup({**common, "OPENAI_API_KEY": SECRET})

@@ -112,6 +112,8 @@ class PresetAgent(CommandAgent):
     transcript_ext: ClassVar[str] = "log"
     #: The CLI starts a session under an id it is given: each new one gets a fresh UUID.
     names_session: ClassVar[bool] = False
+    #: Of ``home_files``, the logins (OAuth tokens): not seeded when the model gateway holds the keys.
+    credential_files: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         options = dict(options or {})

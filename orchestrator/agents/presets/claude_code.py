@@ -24,6 +24,7 @@ class ClaudeCode(PresetAgent):
     message_via = "stdin"
     env_names = ("ANTHROPIC_", "CLAUDE_", "IS_SANDBOX", "DISABLE_", "MAX_THINKING_TOKENS", "AWS_", "VERTEX_")
     home_files = (".claude.json", ".claude/settings.json", ".claude/.credentials.json", ".claude/CLAUDE.md")
+    credential_files = (".claude/.credentials.json",)
     unattended_default = ("--dangerously-skip-permissions",)
     transcript_ext = "jsonl"
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from orchestrator.agents.presets.base import PresetAgent, TurnArgs
+from orchestrator.agents.shell import agent_env
 from orchestrator.agents.transcript import LineParser, Usage, as_int, as_text, json_object, total
 from orchestrator.seams import AgentContext
 
@@ -25,6 +27,7 @@ class Codex(PresetAgent):
     message_via = "stdin"
     env_names = ("OPENAI_", "CODEX_")
     home_files = (".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md")
+    credential_files = (".codex/auth.json",)
     unattended_default = ("--sandbox", "workspace-write")
     transcript_ext = "jsonl"
 
@@ -48,6 +51,20 @@ class Codex(PresetAgent):
             *(["resume", turn.session] if turn.session else []),
             "-",
         ]
+
+    def command_for(self, ctx: AgentContext, prompt: str, message_file: Path) -> list[str]:
+        """Through the model gateway, a provider of its own (``changeup``) pointing at it: Codex's
+        built-in ``openai`` provider ignores ``OPENAI_BASE_URL`` (0.171.0 calls api.openai.com)."""
+        argv = super().command_for(ctx, prompt, message_file)
+        env = agent_env(ctx)
+        base = env.get("OPENAI_BASE_URL", "")
+        if not env.get("CHANGEUP_MODEL_GATEWAY") or not base:
+            return argv
+        provider = (
+            f'model_providers.changeup={{name="changeup",base_url="{base}",'
+            'env_key="OPENAI_API_KEY",wire_api="responses"}'
+        )
+        return [*argv[:2], "-c", "model_provider=changeup", "-c", provider, *argv[2:]]
 
     def parser(self) -> LineParser:
         """JSONL events."""

@@ -58,8 +58,16 @@ class OpenHands(PresetAgent):
         return usage
 
     def extra_env(self, env: Mapping[str, str]) -> dict[str, str]:
-        """The model goes in ``LLM_MODEL`` (applied by ``--override-with-envs``)."""
-        return {"LLM_MODEL": self.model} if self.model else {}
+        """The model goes in ``LLM_MODEL`` (applied by ``--override-with-envs``). Through the model
+        gateway, ``LLM_BASE_URL`` is the gateway's base of the model's provider (LiteLLM's prefix:
+        ``anthropic/``, ``gemini/``, else OpenAI's), and ``LLM_API_KEY`` its session token."""
+        out = {"LLM_MODEL": self.model} if self.model else {}
+        if env.get("CHANGEUP_MODEL_GATEWAY"):
+            provider = (self.model or "").split("/", 1)[0]
+            base = {"anthropic": "ANTHROPIC_BASE_URL", "gemini": "GOOGLE_GEMINI_BASE_URL"}.get(provider)
+            out["LLM_BASE_URL"] = env.get(base or "OPENAI_BASE_URL", "")
+            out["LLM_API_KEY"] = env.get("CHANGEUP_MODEL_TOKEN", "")
+        return out
 
     def parser(self) -> LineParser:
         """JSONL events, then the conversation id."""

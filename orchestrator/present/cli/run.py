@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -128,6 +129,24 @@ class _AgentOption(click.Option):
     help="Whether the agent keeps the network (agents call their model); 'none' cuts it.",
 )
 @click.option(
+    "--model-gateway",
+    is_flag=True,
+    help="The agent reaches its model through a gateway of the session's own (docs/agents.md): it "
+    "holds a session token, never the real key (read from changeup's environment), and every "
+    "request's usage and cost is logged.",
+)
+@click.option(
+    "--model-upstream",
+    metavar="URL",
+    help="With the gateway: forward every provider's requests to URL instead (implies --model-gateway).",
+)
+@click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="With the gateway: the price table to use instead of the shipped one (its shape: docs/agents.md).",
+)
+@click.option(
     "--start-at",
     metavar="PHASE",
     help="Start at a later phase: the workspace holds the reference solution of the phases before "
@@ -180,6 +199,9 @@ def run_command(
     judge_spec: str,
     agent_shares: tuple[str, ...],
     agent_network: str,
+    model_gateway: bool,
+    model_upstream: str | None,
+    prices_file: Path | None,
     start_at: str | None,
     matrix_file: Path | None,
     trials: int | None,
@@ -221,6 +243,8 @@ def run_command(
 
     from orchestrator.agents import AgentSpecError, parse_agent
     from orchestrator.challenge.loader import ChallengeError, load_challenge
+    from orchestrator.gateway.access import GatewaySettings
+    from orchestrator.gateway.prices import PriceTableError
     from orchestrator.present.cli.matrix import run_matrix
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_summary
@@ -233,6 +257,10 @@ def run_command(
     if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
         if start_at is not None:
             raise click.UsageError("--start-at starts one run; in a matrix file, modes: [fresh] starts late")
+        if model_gateway or model_upstream or prices_file:
+            raise click.UsageError(
+                "--model-gateway, --model-upstream and --prices take one run, not a matrix yet"
+            )
         params["options"] = _agent_options(agent_options)
         run_matrix(click.get_current_context(), params)
         return
@@ -245,6 +273,13 @@ def run_command(
         agent = parse_agent(agent_spec, _agent_options(agent_options))
         judge = parse_judge(judge_spec)
         shares = [_share(spec) for spec in agent_shares]
+        gateway = (
+            GatewaySettings.read(os.environ, model_upstream, prices_file)
+            if model_gateway or model_upstream or prices_file
+            else None
+        )
+    except PriceTableError as error:
+        raise click.BadParameter(str(error), param_hint="--prices") from None
     except JudgeSpecError as error:
         raise click.BadParameter(str(error), param_hint="--judge") from None
     except ChallengeError as error:
@@ -271,6 +306,7 @@ def run_command(
                 shares=shares,
                 network=agent_network == "on",
                 start=start_at,
+                gateway=gateway,
             )
         )
     except RunRefused as error:

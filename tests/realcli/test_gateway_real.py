@@ -1,0 +1,60 @@
+"""A real CLI through the model gateway: ``changeup run --model-gateway`` with the scripted model
+server as the gateway's upstream.
+
+The CLI is set up as a user would for their own endpoint (its key, :data:`SECRET`, in changeup's
+environment), and changeup points it at the gateway instead: every request the server got came
+through it, with the real key, and the report's ``model_usage`` repeats, request for request,
+the figures the server sent (the CLI's own agree). The key is found nowhere in the run folder,
+and the CLI sent the server nothing but the real key (it held the session token, which the
+gateway swapped).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.realcli.session import run_real
+from tests.realcli.setups import SECRET
+
+pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.mark.parametrize(
+    "preset", ["claude-code", "codex", "gemini-cli", "aider", "mini-swe-agent", "openhands"]
+)
+def test_a_real_cli_through_the_gateway_is_metered_request_for_request(tmp_path: Path, preset: str) -> None:
+    """Both phases of export-time, every request through the gateway."""
+    run = run_real(tmp_path, preset, gateway=True)
+    assert run.report["score"]["total"] == 1.0, run.done.stderr[-3000:]
+    answered = [e for e in run.exchanges if e.tokens is not None]
+    requests = [r for r in run.report["model_usage"]["requests"] if r["outcome"] == "answered"]
+    assert len(requests) == len(answered) > 0
+    for request, exchange in zip(requests, answered, strict=True):
+        assert exchange.tokens is not None
+        write = exchange.tokens.cache_write if request["provider"] == "anthropic" else 0
+        sent = (exchange.tokens.input, exchange.tokens.cache_read, write, exchange.tokens.output)
+        got = (
+            request["input_tokens"],
+            request["cache_read_tokens"],
+            request["cache_write_tokens"],
+            request["output_tokens"],
+        )
+        assert got == sent
+    if preset == "claude-code":  # it prices claude-sonnet-4-5 as the shipped table does
+        assert run.report["model_usage"]["disagreements"] == []
+    headers = [{n.lower(): v for n, v in e.headers.items()} for e in run.exchanges]
+    keys = {h.get("x-api-key") or h.get("x-goog-api-key") or h.get("authorization") for h in headers}
+    assert keys == (
+        {f"Bearer {SECRET}"}
+        if run.exchanges[0].path.startswith("/v1/chat") or preset == "codex"
+        else {SECRET}
+    )
+    assert not any("changeup-session-" in value for h in headers for value in h.values())
+    found = [
+        p
+        for p in run.folder.rglob("*")
+        if p.is_file() and not p.is_symlink() and SECRET.encode() in p.read_bytes()
+    ]
+    assert found == []
