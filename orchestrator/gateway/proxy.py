@@ -243,6 +243,7 @@ class Gateway:
             return
         reader = UsageReader(provider.name, response.headers.get("content-type", ""), call.figures.model)
         call.status, call.streamed = response.status_code, reader.streamed
+        delivered = False  # the answer's last event reached the agent
         try:
             headers = [(n, v) for n, v in response.headers.items() if n.lower() not in _HOP]
             await stream.send(connection.send(h11.Response(status_code=call.status, headers=headers)))
@@ -253,6 +254,7 @@ class Gateway:
                 async for chunk in chunks:
                     reader.feed(chunk)
                     await stream.send(connection.send(h11.Data(data=chunk)))
+                    delivered = reader.complete
             await stream.send(connection.send(h11.EndOfMessage()))
             call.outcome = "answered"
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -261,6 +263,10 @@ class Gateway:
             call.outcome, call.detail = "failed", f"the answer broke off: {error!r}"
         finally:
             call.figures = reader.finish()
+            if call.outcome == "cancelled" and delivered:
+                # The agent had the whole answer and closed before the provider closed the stream
+                # (Codex does): nothing it asked for was lost.
+                call.outcome = "answered"
             with anyio.CancelScope(shield=True):
                 await response.aclose()
 

@@ -52,6 +52,21 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: The events that end an answer: Anthropic's Messages, OpenAI's Responses.
+_LAST_EVENTS = {
+    "anthropic": {"message_stop"},
+    "openai": {"response.completed", "response.incomplete", "response.failed"},
+}
+
+
+def _ends(provider: str, obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is the last event of a streamed answer (Gemini's: a candidate's finish)."""
+    if provider == "gemini":
+        candidates = obj.get("candidates")
+        return isinstance(candidates, list) and any(_dict(c).get("finishReason") for c in candidates)
+    return obj.get("type") in _LAST_EVENTS.get(provider, set())
+
+
 class UsageReader:
     """Reads the usage of one answer of ``provider`` (``anthropic``, ``openai``, ``gemini``)."""
 
@@ -62,6 +77,8 @@ class UsageReader:
         self._over = False
         self._fresh: int | None = None  # Anthropic's input_tokens: the uncached part
         self.figures = Figures(model=model)
+        #: Whether the stream's own end was read: the event each API ends an answer with.
+        self.complete = False
 
     def feed(self, chunk: bytes) -> None:
         """A piece of the body, as it passed."""
@@ -107,6 +124,8 @@ class UsageReader:
             if line.startswith("data:")
         ]
         text = "\n".join(data)
+        if text == "[DONE]":  # Chat Completions' end
+            self.complete = True
         if not text or text == "[DONE]":
             return
         try:
@@ -117,6 +136,7 @@ class UsageReader:
     def _object(self, obj: Any) -> None:
         if not isinstance(obj, dict):
             return
+        self.complete = self.complete or _ends(self.provider, obj)
         if self.provider == "anthropic":
             message = _dict(obj.get("message"))
             self._model(message.get("model") or obj.get("model"))

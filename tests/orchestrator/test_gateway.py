@@ -70,6 +70,10 @@ def _calls(gateway: Gateway) -> list[tuple[str, dict[str, str], dict[str, Any], 
     ]
 
 
+#: An Anthropic answer whole: its last event is ``message_stop``.
+LAST = ("message_start", "message_delta", "message_stop")
+
+
 def _expected(tokens: Tokens, provider: str) -> tuple[int | None, ...]:
     """What the gateway must log for an answer that reported ``tokens`` in ``provider``'s API."""
     # Every prompt token either way (Anthropic's server sent the fresh ones and each cache's apart);
@@ -159,10 +163,15 @@ async def test_a_request_without_the_session_token_is_refused_and_goes_nowhere()
 # mid-answer (the point of this test) are reported as unclosed, inside httpx, though closed by then.
 @pytest.mark.slow
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_an_answer_streams_through_as_it_comes_and_an_agent_that_leaves_cancels_upstream() -> None:
-    """The upstream sends one event, then waits until the client has read it: a gateway that held
-    the answer back would never finish. Then the client goes away mid-answer: the upstream sees
-    its connection closed, and the request is logged as cancelled with the usage said so far."""
+@pytest.mark.parametrize(("sent", "outcome"), [(("message_start",), "cancelled"), (LAST, "answered")])
+async def test_an_answer_streams_through_as_it_comes_and_an_agent_that_leaves_cancels_upstream(
+    sent: tuple[str, ...], outcome: str
+) -> None:
+    """The upstream sends its events, then waits until the client has read them: a gateway that held
+    the answer back would never finish. Then the client goes away, before the upstream ends the
+    stream: the upstream sees its connection closed, and the request is logged with the usage said
+    so far: cancelled mid-answer, answered once the answer's last event had reached the client
+    (as Codex leaves)."""
     client_read = anyio.Event()
     upstream_closed = anyio.Event()
 
@@ -171,11 +180,18 @@ async def test_an_answer_streams_through_as_it_comes_and_an_agent_that_leaves_ca
             request = b""
             while b"\r\n\r\n" not in request:
                 request += await stream.receive()
-            start = {
-                "type": "message_start",
-                "message": {"model": "claude-haiku-4-5", "usage": {"input_tokens": 7, "output_tokens": 1}},
+            events = {
+                "message_start": {
+                    "type": "message_start",
+                    "message": {
+                        "model": "claude-haiku-4-5",
+                        "usage": {"input_tokens": 7, "output_tokens": 1},
+                    },
+                },
+                "message_delta": {"type": "message_delta", "usage": {"output_tokens": 3}},
+                "message_stop": {"type": "message_stop"},
             }
-            event = f"event: message_start\ndata: {json.dumps(start)}\n\n".encode()
+            event = b"".join(f"event: {e}\ndata: {json.dumps(events[e])}\n\n".encode() for e in sent)
             head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
             await stream.send(head + b"%x\r\n%s\r\n" % (len(event), event))
             await client_read.wait()
@@ -200,17 +216,19 @@ async def test_an_answer_streams_through_as_it_comes_and_an_agent_that_leaves_ca
                     async with client.stream("POST", url, headers=headers, json=body) as response:
                         chunks = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
                         async with contextlib.aclosing(chunks):
+                            read = b""
                             async for chunk in chunks:
-                                assert b"message_start" in chunk
-                                client_read.set()
-                                break
+                                read += chunk
+                                if sent[-1].encode() in read:
+                                    client_read.set()
+                                    break
                     # leaving the block closes the client's connection mid-answer
                 await upstream_closed.wait()
                 while not records:
                     await anyio.sleep(0.05)
             group.cancel_scope.cancel()
     (record,) = records
-    assert (record.outcome, record.streamed, record.input_tokens) == ("cancelled", True, 7)
+    assert (record.outcome, record.streamed, record.input_tokens) == (outcome, True, 7)
 
 
 def test_a_price_table_names_its_date_and_a_bad_one_says_what_is_valid(tmp_path: Path) -> None:
@@ -263,6 +281,26 @@ def test_usage_is_read_from_events_however_the_stream_is_cut() -> None:
     reader.feed(json.dumps(chunks).encode())
     figures = reader.finish()
     assert (figures.input, figures.output, figures.reasoning, figures.model) == (9, 10, 4, "gemini-2.5-pro")
+
+
+@pytest.mark.parametrize(
+    ("provider", "events"),
+    [
+        ("anthropic", [{"type": "message_delta"}, {"type": "message_stop"}]),
+        ("openai", [{"type": "response.output_text.delta"}, {"type": "response.completed"}]),
+        ("openai", [{"choices": [{"finish_reason": "stop"}]}, "[DONE]"]),
+        ("gemini", [{"candidates": [{"content": {}}]}, {"candidates": [{"finishReason": "STOP"}]}]),
+    ],
+)
+def test_the_last_event_of_each_api_completes_the_answer(provider: str, events: list[Any]) -> None:
+    """Each API's own end of a streamed answer (and only it) marks the answer complete."""
+    reader = UsageReader(provider, "text/event-stream")
+    *before, last = [f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events]
+    for event in before:
+        reader.feed(event)
+    assert not reader.complete
+    reader.feed(last)
+    assert reader.complete
 
 
 @pytest.mark.slow  # real servers on 127.0.0.1
