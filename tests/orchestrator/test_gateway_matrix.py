@@ -1,0 +1,100 @@
+"""A matrix through the model gateway: ``changeup run --matrix FILE`` whose file says
+``model_gateway``, with the scripted model server as upstream and a home-made ``process:`` agent.
+
+Each session starts a gateway of its own, each run's report has its
+``model_usage``, the comparison takes each trial's cost from it (``cost_source: gateway``), and
+neither the results folder nor the matrix manifest holds the real key, which only changeup's
+environment had.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.gateway.prices import PriceTable
+from tests.cli import REPO, changeup
+from tests.modelserver import DIALECTS, ModelServer, Script
+
+pytestmark = pytest.mark.slow
+
+#: A challenge of the library (the red-team target has no pattern, which a matrix manifest needs).
+CHALLENGE = REPO / "challenges" / "normalize-tags"
+AGENT = REPO / "tests" / "fixtures" / "gateway-agent" / "home_made.py"
+KEY = "sk-oai-real-matrix-7c1e4b9a2f"
+
+
+def test_each_session_of_a_matrix_has_its_own_gateway_and_no_key_reaches_the_results(tmp_path: Path) -> None:
+    """Two trials of one ``process:`` agent, their requests priced by a table of the matrix file's."""
+    prices = {
+        "date": "2026-01-02",
+        "source": "a test",
+        "models": {"gpt-5-mini": {"input": 1.0, "cache_read": 0.1, "cache_write": 0.0, "output": 4.0}},
+    }
+    (tmp_path / "prices.json").write_text(json.dumps(prices))
+    with ModelServer(Script(()), DIALECTS["codex"]) as server:
+        matrix = {
+            "matrix": {
+                "challenges": [str(CHALLENGE)],
+                "agents": [{"name": "home", "agent": f"process:python3 {AGENT}"}],
+                "trials": 2,
+                "model_gateway": True,
+                "model_upstream": server.url,
+                "prices": "prices.json",
+            }
+        }
+        (tmp_path / "matrix.yaml").write_text(json.dumps(matrix))
+        results = tmp_path / "results"
+        env = {
+            "OPENAI_API_KEY": KEY,
+            "ANTHROPIC_API_KEY": None,
+            "GEMINI_API_KEY": None,
+            "GOOGLE_API_KEY": None,
+        }
+        done = changeup(
+            "run",
+            "--matrix",
+            str(tmp_path / "matrix.yaml"),
+            "--out",
+            str(results),
+            "-q",
+            timeout=600,
+            env=env,
+        )
+        answered = server.answered()
+    assert len(answered) == 2, done.stderr[-3000:]
+    assert all(e.headers.get("authorization") == f"Bearer {KEY}" for e in answered)
+    reports = [json.loads(p.read_text()) for p in sorted(results.glob("runs/*/report.json"))]
+    assert len(reports) == 2, done.stderr[-3000:]
+    logs = [p.read_text() for p in sorted(results.glob("runs/*/events.jsonl"))]
+    assert [log.count('"gateway.started"') for log in logs] == [1, 1]  # a gateway each
+    table = PriceTable.from_text(json.dumps(prices), "prices.json")
+    costs = []
+    for report in reports:
+        usage = report["model_usage"]
+        assert usage["prices"]["date"] == "2026-01-02"
+        (request,) = usage["requests"]
+        price = table.price(request["model"])
+        assert price is not None
+        assert request["cost_usd"] == pytest.approx(
+            (
+                (request["input_tokens"] - request["cache_read_tokens"]) * price.input
+                + request["cache_read_tokens"] * price.cache_read
+                + request["output_tokens"] * price.output
+            )
+            / 1e6
+        )
+        costs.append(usage["total"]["cost_usd"])
+    manifest = json.loads((results / "manifest.json").read_text())
+    (agent,) = manifest["agents"]
+    assert agent["model_gateway"]["upstream"] == server.url
+    assert agent["model_gateway"]["prices"]["date"] == "2026-01-02"
+    assert all(cost is not None and cost > 0 for cost in costs)
+    found = [
+        str(p)
+        for p in results.rglob("*")
+        if p.is_file() and not p.is_symlink() and KEY.encode() in p.read_bytes()
+    ]
+    assert found == []
