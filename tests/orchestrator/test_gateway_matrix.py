@@ -1,8 +1,8 @@
 """A matrix through the model gateway: ``changeup run --matrix FILE`` whose file says
 ``model_gateway``, with the scripted model server as upstream and a home-made ``process:`` agent.
 
-Each session starts a gateway of its own, each run's report has its
-``model_usage``, the comparison takes each trial's cost from it (``cost_source: gateway``), and
+Each session starts a gateway of its own, each run's report has its ``model_usage``, the
+comparison takes each trial's cost from it (``cost_source: gateway``) and sums it per agent, and
 neither the results folder nor the matrix manifest holds the real key, which only changeup's
 environment had.
 """
@@ -92,6 +92,16 @@ def test_each_session_of_a_matrix_has_its_own_gateway_and_no_key_reaches_the_res
     assert agent["model_gateway"]["upstream"] == server.url
     assert agent["model_gateway"]["prices"]["date"] == "2026-01-02"
     assert all(cost is not None and cost > 0 for cost in costs)
+    compare = json.loads((results / "compare.json").read_text())
+    rows = compare["trials"]
+    assert [r["cost_source"] for r in rows] == ["gateway", "gateway"]
+    assert sorted(r["cost_usd"] for r in rows) == pytest.approx(sorted(costs))
+    (cost,) = compare["costs"]
+    assert (cost["valid"], cost["cost_known"], cost["from_gateway"]) == (2, 2, 2)
+    assert cost["total_cost_usd"] == pytest.approx(sum(costs))
+    assert cost["frontier"] is True
+    assert "## Cost" in (results / "compare.md").read_text()
+    assert 'data-frontier="yes"' in (results / "compare.html").read_text()
     found = [
         str(p)
         for p in results.rglob("*")
