@@ -87,6 +87,10 @@ def test_each_session_of_a_matrix_has_its_own_gateway_and_no_key_reaches_the_res
             / 1e6
         )
         costs.append(usage["total"]["cost_usd"])
+    for folder in sorted(results.glob("runs/*")):  # the reports show it: prices dated, cost given
+        assert "model gateway: 1 request(s)" in (folder / "report.md").read_text()
+        assert "(prices of 2026-01-02, " in (folder / "report.md").read_text()
+        assert 'id="model-usage"' in (folder / "report.html").read_text()
     manifest = json.loads((results / "manifest.json").read_text())
     (agent,) = manifest["agents"]
     assert agent["model_gateway"]["upstream"] == server.url
