@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.gateway.prices import PriceTable
-from tests.cli import REPO, changeup
+from tests.cli import REPO, changeup, in_process
 from tests.modelserver import DIALECTS, ModelServer, Script
-
-pytestmark = pytest.mark.slow
 
 #: A challenge of the library (the red-team target has no pattern, which a matrix manifest needs).
 CHALLENGE = REPO / "challenges" / "normalize-tags"
@@ -26,6 +24,7 @@ AGENT = REPO / "tests" / "fixtures" / "gateway-agent" / "home_made.py"
 KEY = "sk-oai-real-matrix-7c1e4b9a2f"
 
 
+@pytest.mark.slow
 def test_each_session_of_a_matrix_has_its_own_gateway_and_no_key_reaches_the_results(tmp_path: Path) -> None:
     """Two trials of one ``process:`` agent, their requests priced by a table of the matrix file's."""
     prices = {
@@ -112,3 +111,32 @@ def test_each_session_of_a_matrix_has_its_own_gateway_and_no_key_reaches_the_res
         if p.is_file() and not p.is_symlink() and KEY.encode() in p.read_bytes()
     ]
     assert found == []
+
+
+def test_the_gateway_flags_make_a_matrix_of_the_command_line_and_are_refused_beside_a_matrix_file(
+    tmp_path: Path,
+) -> None:
+    """With --matrix the file says it (the flag is named); with several agents, a bad --prices is
+    named before anything is made."""
+    refused = in_process(
+        "run", "--matrix", str(REPO / "docs/examples/v6-v7.yaml"), "--out", str(tmp_path), "--model-gateway"
+    )
+    assert refused.exit_code == 2
+    assert "drop --model-gateway" in refused.output
+    (tmp_path / "p.json").write_text("{}")
+    out = tmp_path / "results"
+    bad = in_process(
+        "run",
+        str(CHALLENGE),
+        "--agent",
+        "scripted",
+        "--trials",
+        "2",
+        "--out",
+        str(out),
+        "--prices",
+        str(tmp_path / "p.json"),
+    )
+    assert bad.exit_code == 2
+    assert "Invalid value for --prices" in bad.output
+    assert not out.exists()
