@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.gateway.prices import PriceTable
+from orchestrator.log.cells import Cell, GatewayOrder, SessionOrder, order_to_json
+from orchestrator.matrix.parcel import pack, unpack
+from orchestrator.matrix.worker import ROOT, SessionHost
 from tests.cli import REPO, changeup, in_process
 from tests.modelserver import DIALECTS, ModelServer, Script
 
@@ -140,3 +143,33 @@ def test_the_gateway_flags_make_a_matrix_of_the_command_line_and_are_refused_bes
     assert bad.exit_code == 2
     assert "Invalid value for --prices" in bad.output
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_on_a_ray_worker_the_sessions_gateway_takes_its_key_from_what_the_driver_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session host a Ray worker runs (called here as its actor would be), the node's own
+    environment without the key: the key named in ``send_env`` reaches the upstream, and neither
+    the order nor the run folder that comes back holds it."""
+    monkeypatch.setenv(ROOT, str(tmp_path / "node"))
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with ModelServer(Script(()), DIALECTS["codex"]) as server:
+        order = SessionOrder(
+            cell=Cell("normalize-tags", "home", "evolving", 1),
+            attempt=1,
+            challenge=Path("/driver/only/challenges/normalize-tags"),
+            agent=f"process:python3 {AGENT}",
+            out=Path("/driver/only/results/runs"),
+            name="normalize-tags--home--evolving--t1--a1",
+            gateway=GatewayOrder(server.url),
+        )
+        assert KEY not in order_to_json(order)
+        answer = SessionHost().run(order, pack(CHALLENGE), {"OPENAI_API_KEY": KEY}, 600.0)
+        (exchange,) = server.answered()
+    assert exchange.headers.get("authorization") == f"Bearer {KEY}"
+    folder = unpack(answer["parcel"], tmp_path / "back")
+    (request,) = json.loads((folder / "report.json").read_text())["model_usage"]["requests"]
+    assert request["outcome"] == "answered"
+    assert [str(p) for p in folder.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()] == []
