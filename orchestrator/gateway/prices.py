@@ -66,10 +66,20 @@ class PriceTable:
         """The table at ``path`` (None: the shipped one). Raises :class:`PriceTableError`."""
         where = path or SHIPPED
         try:
-            data = json.loads(where.read_text(encoding="utf-8"))
+            text = where.read_text(encoding="utf-8")
         except (OSError, ValueError) as error:
             raise PriceTableError(f"{where}: cannot read the price table: {error}") from None
-        return cls._parse(data, str(where) if path is not None else "shipped")
+        return cls.from_text(text, str(where) if path is not None else "shipped")
+
+    @classmethod
+    def from_text(cls, text: str, where: str) -> PriceTable:
+        """The table ``text`` holds, read from ``where`` (a matrix sends its table's text to each
+        session, wherever it runs). Raises :class:`PriceTableError`."""
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise PriceTableError(f"{where}: cannot read the price table: {error}") from None
+        return cls._parse(data, where)
 
     @classmethod
     def _parse(cls, data: Any, where: str) -> PriceTable:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Cell", "SessionOrder", "cells_of", "order_from_json", "order_to_json", "run_name"]
+__all__ = ["Cell", "GatewayOrder", "SessionOrder", "cells_of", "order_from_json", "order_to_json", "run_name"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -60,6 +60,17 @@ def run_name(cell: Cell, attempt: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class GatewayOrder:
+    """A session's model gateway (``--model-gateway``): where it forwards (None: each provider's own
+    root) and its price table, as text, and the file it was read from (None: the shipped table).
+    No key: the session's process reads its keys from its own environment."""
+
+    upstream: str | None = None
+    prices: str | None = None
+    prices_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SessionOrder:
     """One attempt of one cell, as a session runner receives it."""
 
@@ -79,6 +90,7 @@ class SessionOrder:
     network: bool = True
     shares: tuple[str, ...] = ()
     debounce: float = 0.3
+    gateway: GatewayOrder | None = None
 
     @property
     def folder(self) -> Path:
@@ -103,5 +115,6 @@ def order_from_json(text: str) -> SessionOrder:
             "challenge": Path(data["challenge"]),
             "out": Path(data["out"]),
             "shares": tuple(data["shares"]),
+            "gateway": GatewayOrder(**data["gateway"]) if data.get("gateway") else None,
         }
     )

@@ -25,6 +25,7 @@ __all__ = [
     "FAILED",
     "NOT_VALID",
     "READABLE_COMPARISONS",
+    "AgentCost",
     "AgentDifference",
     "AgentSummary",
     "AttemptRow",
@@ -140,6 +141,11 @@ class TrialRow(BaseModel):
     tokens: float | None = None
     human_turns: int | None = None
     reviews: ReviewCounts = Field(default_factory=ReviewCounts)
+    #: Where ``cost_usd`` comes from: ``gateway`` (the run's model gateway, exact), ``cli`` (what the
+    #: agent CLI said of itself); None: no report to read.
+    cost_source: Literal["gateway", "cli"] | None = None
+    #: The report's ``score.total``; None: no report, or no score (an invalid grading).
+    score: float | None = None
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -453,6 +459,24 @@ class Provenance(BaseModel):
     retried_invalid: int
 
 
+class AgentCost(BaseModel):
+    """An agent's cost in one mode, over its valid trials (docs/compare.md#cost): in all, per full
+    success, and on average against its mean score; ``frontier``: no other agent of the mode is
+    both cheaper and better (null: its mean cost is not known)."""
+
+    agent: str
+    mode: str
+    valid: int
+    cost_known: int
+    from_gateway: int
+    full_successes: int
+    total_cost_usd: float | None
+    cost_per_full_success: float | None
+    mean_cost_usd: float | None
+    mean_score: float | None
+    frontier: bool | None
+
+
 class Comparison(BaseModel):
     """``compare.json``."""
 
@@ -471,6 +495,8 @@ class Comparison(BaseModel):
     reviews: ReviewCounts
     not_covered: list[str]
     provenance: Provenance
+    #: Each agent's cost per mode (absent from files written before it: read as empty).
+    costs: list[AgentCost] = []
 
     def json_form(self) -> dict[str, JsonValue]:
         """As JSON values, keys in the file's order."""

@@ -23,6 +23,7 @@ __all__ = [
     "DecisionChange",
     "Host",
     "ManifestAgent",
+    "ManifestGateway",
     "MatrixManifest",
     "SandboxKind",
     "load_matrix_manifest",
@@ -68,15 +69,34 @@ class ChallengeEntry(BaseModel):
     limits: dict[str, JsonValue]
 
 
+class ManifestGateway(BaseModel):
+    """An agent's model gateway: its upstream (null: each provider's own; a URL's user and password
+    redacted) and the price table its sessions use (date, source, file, and the sha256 of its text).
+    No key: each session reads its keys from its own process's environment."""
+
+    upstream: str | None
+    prices: dict[str, str]
+
+
 class ManifestAgent(BaseModel):
-    """One agent: its name, spec, per-trial specs, options (secret-named ones redacted) and, for each
-    spec, what its CLI is (the run manifest's agent part)."""
+    """One agent: its name, spec, per-trial specs, options (secret-named ones redacted), for each
+    spec what its CLI is (the run manifest's agent part), and its model gateway (absent: none)."""
 
     name: str
     agent: str
     per_trial: dict[str, str]
     options: dict[str, str]
     specs: dict[str, dict[str, JsonValue]]
+    model_gateway: ManifestGateway | None = None
+
+    @model_serializer(mode="wrap")
+    def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """``model_gateway`` only with a gateway: absent, not null, otherwise (as manifests frozen
+        before matrices had one have it)."""
+        data: dict[str, object] = handler(self)
+        if self.model_gateway is None:
+            del data["model_gateway"]
+        return data
 
 
 class DecisionChange(BaseModel):

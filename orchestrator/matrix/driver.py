@@ -270,6 +270,7 @@ async def _attempt(
         network=matrix.network,
         shares=matrix.shares,
         debounce=matrix.debounce,
+        gateway=plan.gateway,
     )
     attempt = results.log.start(wanted, f"{RUNS}/{order.name}", order.agent)
     tally.running += 1

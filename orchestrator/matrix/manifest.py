@@ -17,8 +17,10 @@ decision rule is the exception: given with a reason, it is recorded in ``decisio
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import platform
+import urllib.parse
 from importlib.metadata import version as package_version
 from pathlib import Path
 
@@ -26,7 +28,9 @@ from pydantic import JsonValue
 
 from orchestrator.agents import parse_agent
 from orchestrator.agents.redaction import is_secret_name
+from orchestrator.gateway.prices import SHIPPED, PriceTable
 from orchestrator.grading.sandbox import detect_sandbox
+from orchestrator.log.cells import GatewayOrder
 from orchestrator.log.matrix_manifest import (
     MATRIX_MANIFEST_VERSION,
     ChallengeEntry,
@@ -35,6 +39,7 @@ from orchestrator.log.matrix_manifest import (
     DecisionRule,
     Host,
     ManifestAgent,
+    ManifestGateway,
     MatrixManifest,
     SandboxKind,
     load_matrix_manifest,
@@ -74,6 +79,7 @@ def build_matrix_manifest(matrix: Matrix) -> MatrixManifest:
                 per_trial={str(t): s for t, s in sorted(plan.per_trial.items())},
                 options={k: "[redacted]" if is_secret_name(k) else v for k, v in plan.options.items()},
                 specs=specs,
+                model_gateway=None if plan.gateway is None else _gateway(plan.gateway),
             )
         )
     sandbox = detect_sandbox()
@@ -110,6 +116,20 @@ def build_matrix_manifest(matrix: Matrix) -> MatrixManifest:
         decision=None if matrix.decision is None else matrix.decision.model_dump(mode="json"),
         decision_changes=[],
     )
+
+
+def _gateway(order: GatewayOrder) -> ManifestGateway:
+    """An agent's gateway as frozen: a changed upstream or price table is a changed matrix."""
+    text = SHIPPED.read_text(encoding="utf-8") if order.prices is None else order.prices
+    table = PriceTable.from_text(text, order.prices_path or "shipped")
+    upstream = order.upstream
+    if upstream is not None:
+        parts = urllib.parse.urlsplit(upstream)
+        if "@" in parts.netloc:  # a URL's user and password are credentials: never frozen
+            host = parts.netloc.rpartition("@")[2]
+            upstream = urllib.parse.urlunsplit(parts._replace(netloc=f"[redacted]@{host}"))
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return ManifestGateway(upstream=upstream, prices={**table.describe(), "sha256": digest})
 
 
 def read_manifest(results: Path) -> MatrixManifest | None:

@@ -114,10 +114,12 @@ def trial_row(
         ],
         success_after=success_after(report) if success else None,
         elapsed_seconds=report.run.elapsed,
-        cost_usd=_figure(report.usage.cost_usd),
+        cost_usd=_cost(report),
         tokens=_tokens(report.usage),
         human_turns=_human_turns(attempt.agent, report),
         reviews=_review_states(attempt.run, report, reviews),
+        cost_source="cli" if report.model_usage is None else "gateway",
+        score=score.total,
     )
 
 
@@ -153,6 +155,15 @@ def success_after(report: Report) -> str:
 def _figure(figure: UsageFigure) -> float | None:
     """A usage total the agent reported for every turn; None (missing) when any turn did not."""
     return None if figure.total is None or figure.missing_turns else float(figure.total)
+
+
+def _cost(report: Report) -> float | None:
+    """The run's cost: its gateway's total when it had one (exact; None when a request was not
+    priced), else what the agent CLI reported of itself."""
+    if report.model_usage is None:
+        return _figure(report.usage.cost_usd)
+    total = report.model_usage.total
+    return None if total.cost_usd is None or total.unpriced else float(total.cost_usd)
 
 
 def _tokens(usage: Usage) -> float | None:

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import resource
 import signal
 import sys
@@ -60,8 +61,11 @@ from anyio.abc import ByteReceiveStream
 from orchestrator.agents import parse_agent
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Limits
+from orchestrator.gateway.access import GatewaySettings
+from orchestrator.gateway.prices import PriceTable
+from orchestrator.gateway.providers import Upstreams
 from orchestrator.grading.agent_sandbox import Share
-from orchestrator.log.cells import SessionOrder, order_from_json, order_to_json
+from orchestrator.log.cells import GatewayOrder, SessionOrder, order_from_json, order_to_json
 from orchestrator.log.eventlog import EventLog, EventLogError
 from orchestrator.log.records import STOPPED, SessionAborted
 from orchestrator.matrix.backends import SessionCrashed, SessionFailed, SessionTimedOut
@@ -353,8 +357,19 @@ async def run_here(order: SessionOrder, tell: Callable[[dict[str, Any]], None] =
         network=order.network,
         name=order.name,
         start=order.start,
+        gateway=_gateway_settings(order.gateway),
     )
     return folder.path
+
+
+def _gateway_settings(order: GatewayOrder | None) -> GatewaySettings | None:
+    """The gateway of ``order``, its keys read from this process's environment (the driver's, or on
+    a Ray worker the node's and the agent's ``send_env``): none ever travels in an order."""
+    if order is None:
+        return None
+    text, where = order.prices, order.prices_path or ""
+    prices = PriceTable.load() if text is None else PriceTable.from_text(text, where)
+    return GatewaySettings(Upstreams.from_env(os.environ, order.upstream), prices)
 
 
 def _tell(message: dict[str, Any]) -> None:

@@ -20,6 +20,8 @@ from orchestrator.challenge.loader import ChallengeError, load_challenge
 from orchestrator.challenge.model import Challenge, Seconds
 from orchestrator.challenge.schema_problems import schema_problems
 from orchestrator.challenge.sourcemap import Path_, Problem, SourceError, load_yaml
+from orchestrator.gateway.prices import PriceTable, PriceTableError
+from orchestrator.log.cells import GatewayOrder
 from orchestrator.scoring.judge import JudgeSpecError, parse_judge
 from triggers.typecheck import did_you_mean
 
@@ -36,6 +38,7 @@ __all__ = [
     "MatrixFile",
     "MatrixModel",
     "TrialOverride",
+    "gateway_order",
     "load_matrix",
     "matrix_from_command",
 ]
@@ -83,6 +86,15 @@ class AgentEntry(_Strict):
     send_env: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(
         default_factory=list,
         description="Environment variables of the driver sent with each of its sessions to a Ray worker.",
+    )
+    model_gateway: bool | None = Field(
+        None, description="As --model-gateway, for this agent's sessions (default: the matrix's)."
+    )
+    model_upstream: str | None = Field(
+        None, description="As --model-upstream, for this agent's sessions (implies model_gateway)."
+    )
+    prices: str | None = Field(
+        None, description="As --prices, for its sessions: relative to this file (implies model_gateway)."
     )
 
 
@@ -139,6 +151,13 @@ class MatrixModel(_Strict):
     agent_network: Literal["on", "none"] = "on"
     agent_shares: list[str] = Field(default_factory=list, description="As --agent-share: PATH[:rw].")
     debounce: float = Field(0.3, ge=0, description="As --debounce, in seconds.")
+    model_gateway: bool = Field(
+        False, description="As --model-gateway: each session reaches its model through a gateway of its own."
+    )
+    model_upstream: str | None = Field(None, description="As --model-upstream (implies model_gateway).")
+    prices: str | None = Field(
+        None, description="As --prices: a price table file, relative to this file (implies model_gateway)."
+    )
     decision: DecisionModel | None = None
     backend: BackendModel | None = None
 
@@ -160,6 +179,8 @@ class AgentPlan:
     #: Ray custom resources its sessions need, and the driver's variables sent with them.
     resources: dict[str, float] = field(default_factory=dict)
     send_env: tuple[str, ...] = ()
+    #: Its sessions' model gateway (None: they use none).
+    gateway: GatewayOrder | None = None
 
     def spec_for(self, trial: int) -> str:
         """The ``--agent`` spec of trial ``trial`` (1-based)."""
@@ -229,11 +250,11 @@ def load_matrix(path: Path) -> Matrix:
         problems.append(source.problem(("matrix", *where), message))
 
     challenges = _challenges(model.challenges, path.parent, report)
-    agents = _agents(model, report)
+    agents = _agents(model, path.parent, report)
     fresh_at = _fresh_at(model, challenges, report)
     _check_settings(model, report)
-    if problems:
-        raise MatrixError(sorted(problems))
+    if problems:  # a matrix-wide key every agent shares is reported once
+        raise MatrixError(sorted(set(problems)))
     return Matrix(
         challenges=tuple(challenges),
         agents=tuple(agents),
@@ -261,9 +282,10 @@ def matrix_from_command(
     network: bool,
     shares: tuple[str, ...],
     debounce: float,
+    gateway: GatewayOrder | None = None,
 ) -> Matrix:
     """The matrix ``changeup run CHALLENGE... --agent A --agent B --trials N`` describes: each agent
-    named by its spec, ``options`` given to the one agent there may be then."""
+    named by its spec, ``options`` given to the one agent there may be then, ``gateway`` to all."""
     if len(set(specs)) != len(specs):
         raise MatrixError(
             [Problem("--agent", 0, 0, "an agent is given twice; a matrix file can name two entries apart")]
@@ -281,7 +303,7 @@ def matrix_from_command(
         seen[challenge.id] = challenge.root
     return Matrix(
         challenges=tuple(challenges),
-        agents=tuple(AgentPlan(spec, spec, dict(options)) for spec in specs),
+        agents=tuple(AgentPlan(spec, spec, dict(options), gateway=gateway) for spec in specs),
         trials=trials,
         retry_invalid=retry_invalid,
         judge=judge,
@@ -309,7 +331,55 @@ def _challenges(paths: list[str], base: Path, report: typing.Callable[[Path_, st
     return loaded
 
 
-def _agents(model: MatrixModel, report: typing.Callable[[Path_, str], None]) -> list[AgentPlan]:
+def gateway_order(upstream: str | None, prices: Path | None) -> GatewayOrder:
+    """The gateway of ``--model-upstream`` and ``--prices``: the price table's text is read now,
+    and checked, so every session (on any node) prices with the table the matrix froze. Raises
+    :class:`~orchestrator.gateway.prices.PriceTableError`."""
+    if prices is None:
+        return GatewayOrder(upstream)
+    try:
+        text = prices.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise PriceTableError(f"{prices}: cannot read the price table: {error}") from None
+    PriceTable.from_text(text, str(prices))
+    return GatewayOrder(upstream, text, str(prices))
+
+
+def _gateway(
+    model: MatrixModel, index: int, base: Path, report: typing.Callable[[Path_, str], None]
+) -> GatewayOrder | None:
+    """The gateway of agent ``index``'s sessions: its own keys over the matrix's; None: it uses none."""
+    entry = model.agents[index]
+    own: Path_ = ("agents", index)
+    if entry.model_gateway is False:
+        for key in ("model_upstream", "prices"):
+            if getattr(entry, key) is not None:
+                report((*own, key), f"{key} is for a gateway, and model_gateway: false turns it off")
+        return None
+    wanted = (entry.model_gateway, entry.model_upstream, entry.prices)
+    if not any(wanted) and not (model.model_gateway or model.model_upstream or model.prices):
+        return None
+    upstream, where_upstream = (
+        (entry.model_upstream, (*own, "model_upstream"))
+        if entry.model_upstream is not None
+        else (model.model_upstream, ("model_upstream",))
+    )
+    if upstream is not None and not upstream.startswith(("http://", "https://")):
+        report(where_upstream, f"{upstream!r} is no upstream: give an http:// or https:// URL")
+    prices, where_prices = (
+        (entry.prices, (*own, "prices")) if entry.prices is not None else (model.prices, ("prices",))
+    )
+    if prices is None:
+        return GatewayOrder(upstream)
+    file = Path(prices).expanduser()
+    try:
+        return gateway_order(upstream, file if file.is_absolute() else base / file)
+    except PriceTableError as error:
+        report(where_prices, str(error))
+        return None
+
+
+def _agents(model: MatrixModel, base: Path, report: typing.Callable[[Path_, str], None]) -> list[AgentPlan]:
     plans: list[AgentPlan] = []
     for index, entry in enumerate(model.agents):
         if any(p.name == entry.name for p in plans):
@@ -333,7 +403,10 @@ def _agents(model: MatrixModel, report: typing.Callable[[Path_, str], None]) -> 
                     "(a session's CPUs are backend.cpus)",
                 )
         resources, send_env = dict(entry.resources), tuple(entry.send_env)
-        plans.append(AgentPlan(entry.name, entry.agent, dict(entry.options), per_trial, resources, send_env))
+        gateway = _gateway(model, index, base, report)
+        plans.append(
+            AgentPlan(entry.name, entry.agent, dict(entry.options), per_trial, resources, send_env, gateway)
+        )
     decision = model.decision
     if decision is not None:
         names = [p.name for p in plans]

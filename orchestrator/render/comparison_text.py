@@ -21,6 +21,7 @@ from orchestrator.log.comparison import (
     ReportedFigure,
     Share,
 )
+from orchestrator.render.comparison_costs import cost_markdown, print_costs
 from orchestrator.render.inert import markdown, markdown_block, terminal
 from orchestrator.render.phrases import duration, made_in, percent
 
@@ -301,6 +302,7 @@ def comparison_markdown(comparison: Comparison) -> str:
         "",
         _md_table([h for h, _ in CELL_COLUMNS], [cell_row(c) for c in comparison.cells]),
     ]
+    out += ["", *cost_markdown(comparison.costs)]
     out += [
         "",
         "## Trials, paired across agents",
@@ -353,5 +355,6 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
     for cell in comparison.cells:
         table.add_row(*(terminal(text) for text in cell_row(cell)))
     console.print(table)
+    print_costs(comparison.costs, console)
     for note in comparison.not_covered:
         console.print(terminal(f"not covered: {note}"))

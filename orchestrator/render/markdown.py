@@ -14,6 +14,7 @@ from typing import Any
 from orchestrator.log.report import CriterionScore, Report
 from orchestrator.render.inert import markdown as md
 from orchestrator.render.inert import markdown_block
+from orchestrator.render.model_usage_view import model_usage_markdown
 from orchestrator.render.phrases import (
     agent_failures,
     bounds_lines,
@@ -144,6 +145,7 @@ def report_markdown(report: Report) -> str:
         out += [f"- {md(test)} (replaced by {md(phase_id)})" for phase_id, test in superseded]
         out += [f"- {md(line)}" for line in retirements]
     out += _turns_markdown(report)
+    out += model_usage_markdown(report.model_usage)
     activity = report.activity
     out += [
         "",

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from orchestrator.log.report import Report
 from orchestrator.render.inert import terminal
+from orchestrator.render.model_usage_view import model_usage_line
 from orchestrator.render.phrases import (
     bounds_lines,
     cause,
@@ -111,6 +112,8 @@ def print_outcome(report: Report, console: Console) -> None:
     usage = report.usage
     if usage.turns_reporting:
         console.print(f"  agent usage: {terminal(usage_line(usage))}", highlight=False)
+    if report.model_usage is not None:
+        console.print(f"  {terminal(model_usage_line(report.model_usage))}", highlight=False)
     for line in (scope_line(report.scope), effects_line(report.effects), *bounds_lines(report)):
         if line is not None:
             console.print(f"  {terminal(line)}", highlight=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,37 @@ def margins(rule: DecisionRule) -> list[JsonValue]:
     rules = rule["rules"]
     assert isinstance(rules, list)
     return [r["margin"] for r in rules if isinstance(r, dict) and "margin" in r]
+
+
+def test_a_gateways_upstream_and_price_table_are_frozen_and_a_changed_table_is_a_difference(
+    tmp_path: Path,
+) -> None:
+    """The upstream is frozen without its URL's password; the price table by its date and digest, so
+    a table edited between runs of the matrix refuses the resume, naming the agent; no gateway, no key."""
+    (tmp_path / "p.json").write_text('{"date": "2026-01-02", "models": {}}')
+    text = V6_V7.replace(
+        "  trials: 3\n", "  trials: 3\n  model_upstream: https://me:s3cret@proxy.example/\n  prices: p.json\n"
+    )
+    text = text.replace("    - name: v7\n", "    - name: v7\n      model_gateway: false\n")
+    frozen = build_matrix_manifest(load_matrix(matrix_file(tmp_path, text)))
+    assert "s3cret" not in frozen.to_json()
+    v6, v7 = frozen.agents
+    assert v7.model_gateway is None
+    assert '"model_gateway"' not in v7.model_dump_json()
+    assert v6.model_gateway is not None
+    before = v6.model_gateway.prices["sha256"]
+    assert v6.model_gateway.upstream == "https://[redacted]@proxy.example/"
+    assert v6.model_gateway.prices == {
+        "date": "2026-01-02",
+        "source": "",
+        "path": str(tmp_path / "p.json"),
+        "sha256": hashlib.sha256(b'{"date": "2026-01-02", "models": {}}').hexdigest(),
+    }
+    (tmp_path / "p.json").write_text('{"date": "2026-01-03", "models": {}}')
+    now = build_matrix_manifest(load_matrix(matrix_file(tmp_path, text)))
+    assert now.agents[0].model_gateway is not None
+    after = now.agents[0].model_gateway.prices["sha256"]
+    assert differences(frozen, now) == [
+        'agents.v6.model_gateway.prices.date: frozen as "2026-01-02", now "2026-01-03"',
+        f'agents.v6.model_gateway.prices.sha256: frozen as "{before}", now "{after}"',
+    ]

@@ -113,3 +113,41 @@ def test_every_shape_problem_is_reported_at_once(tmp_path: Path) -> None:
     places = [p.split(": ", 1)[0].rsplit(":", 2)[1:] for p in found]
     assert places == [["5", "11"], ["7", "7"], ["8", "7"], ["17", "3"]], found
     assert "missing required key 'agent' in matrix.agents[0]" in found[1]
+
+
+def test_the_gateway_keys_resolve_per_agent_with_the_price_table_read_once(tmp_path: Path) -> None:
+    """The matrix's gateway applies to each agent; an agent's own keys win, and ``model_gateway:
+    false`` turns it off for one; the price table's text, relative to the file, goes in the order."""
+    table = '{"date": "2026-02-03", "models": {}}'
+    (tmp_path / "p.json").write_text(table)
+    text = V6_V7.replace(
+        "  trials: 3\n", "  trials: 3\n  model_upstream: http://127.0.0.1:9/\n  prices: p.json\n"
+    )
+    text = text.replace("    - name: v7\n", "    - name: v7\n      model_gateway: false\n")
+    v6, v7 = load_matrix(matrix_file(tmp_path, text)).agents
+    assert v6.gateway is not None
+    assert v7.gateway is None
+    assert (v6.gateway.upstream, v6.gateway.prices, v6.gateway.prices_path) == (
+        "http://127.0.0.1:9/",
+        table,
+        str(tmp_path / "p.json"),
+    )
+
+
+def test_gateway_problems_are_named_where_they_are(tmp_path: Path) -> None:
+    """An upstream that is no URL, a price table without a date (once, though both agents use it),
+    and an agent's price table under ``model_gateway: false``: each at its place."""
+    (tmp_path / "p.json").write_text('{"models": {}}')
+    text = V6_V7.replace("  trials: 3\n", "  trials: 3\n  model_upstream: localhost:9\n  prices: p.json\n")
+    own = text.replace("    - name: v7\n", "    - name: v7\n      model_upstream: http://127.0.0.1:9\n")
+    found = problems(tmp_path, own)
+    assert len(found) == 2, found
+    assert ":6:19: 'localhost:9' is no upstream" in found[0]
+    assert ":7:11: " in found[1]
+    assert "has no 'date'" in found[1]
+    off = text.replace(
+        "    - name: v7\n", "    - name: v7\n      model_gateway: false\n      prices: p.json\n"
+    )
+    assert (
+        ":16:15: prices is for a gateway, and model_gateway: false turns it off" in problems(tmp_path, off)[2]
+    )

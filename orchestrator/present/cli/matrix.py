@@ -31,13 +31,18 @@ IN_THE_FILE = (
     "agent_shares",
     "agent_network",
     "debounce",
+    "model_gateway",
+    "model_upstream",
+    "prices_file",
 )
 
 
 def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
     """The matrix of ``run``'s arguments: its --matrix file, or the challenges and agents given."""
     from orchestrator.challenge.loader import ChallengeError, load_challenge
+    from orchestrator.gateway.prices import PriceTableError
     from orchestrator.matrix import MatrixError, load_matrix, matrix_from_command
+    from orchestrator.matrix.spec import gateway_order
 
     if params["matrix_file"] is not None:
         flags = {p.name: p.opts[0] for p in ctx.command.params}
@@ -61,6 +66,12 @@ def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
             challenges.append(load_challenge(path))
         except ChallengeError as error:
             raise BadInput(f"{path} is not a valid challenge:\n{error}") from None
+    gateway = None
+    if params["model_gateway"] or params["model_upstream"] or params["prices_file"]:
+        try:
+            gateway = gateway_order(params["model_upstream"], params["prices_file"])
+        except PriceTableError as error:
+            raise click.BadParameter(str(error), param_hint="--prices") from None
     try:
         return matrix_from_command(
             challenges,
@@ -72,6 +83,7 @@ def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
             network=params["agent_network"] == "on",
             shares=tuple(params["agent_shares"]),
             debounce=params["debounce"],
+            gateway=gateway,
         )
     except MatrixError as error:
         raise BadInput(str(error)) from None

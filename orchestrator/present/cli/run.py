@@ -257,10 +257,6 @@ def run_command(
     if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
         if start_at is not None:
             raise click.UsageError("--start-at starts one run; in a matrix file, modes: [fresh] starts late")
-        if model_gateway or model_upstream or prices_file:
-            raise click.UsageError(
-                "--model-gateway, --model-upstream and --prices take one run, not a matrix yet"
-            )
         params["options"] = _agent_options(agent_options)
         run_matrix(click.get_current_context(), params)
         return
