@@ -383,13 +383,15 @@ _CANCELLED = re.compile(r"^(KeyboardInterrupt|CancelledError|Cancelled)\(.*\)$",
 class GatewayStarted(_Session):
     """The session's model gateway listens at ``url`` (loopback); ``upstream``: where it forwards
     (``--model-upstream``, "" for each provider's own), ``keys``: the providers it holds a real
-    key for (names only), ``prices``: the price table's date, source and file."""
+    key for (names only), ``prices``: the price table's date, source and file, ``budget``: the
+    session's model budget as ``--budget`` reads it ("" for none)."""
 
     kind: ClassVar[str] = "gateway.started"
     url: str
     upstream: str
     keys: tuple[str, ...]
     prices: dict[str, str]
+    budget: str = ""
 
 
 @dataclass(frozen=True, slots=True)

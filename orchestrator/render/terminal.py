@@ -13,6 +13,7 @@ from orchestrator.log.report import Report
 from orchestrator.render.inert import terminal
 from orchestrator.render.phrases import (
     bounds_lines,
+    budget_line,
     cause,
     effects_line,
     failing_checks,
@@ -73,6 +74,9 @@ def print_summary(report: Report, console: Console) -> None:
     start = start_line(report)
     if start is not None:
         console.print(f"  {terminal(start)}", highlight=False)
+    budget = budget_line(report)
+    if budget is not None:
+        console.print(f"  {terminal(budget)}", highlight=False)
     for phase in report.phases:
         if phase.retired:
             by = ", ".join(sorted({r.by for r in phase.retired}))
