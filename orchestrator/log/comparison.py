@@ -140,6 +140,8 @@ class TrialRow(BaseModel):
     tokens: float | None = None
     human_turns: int | None = None
     reviews: ReviewCounts = Field(default_factory=ReviewCounts)
+    #: The session ended ``budget_exhausted`` (``--budget``): scored as it stands, counted apart.
+    budget_exhausted: bool = False
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -214,6 +216,8 @@ class CellSummary(BaseModel):
     human_turns: int | None
     pass_at_k: dict[str, float]
     pass_all_k: dict[str, float]
+    #: valid trials whose session ended ``budget_exhausted``
+    budget_exhausted: int = 0
 
 
 class RateEstimate(BaseModel):
@@ -259,6 +263,8 @@ class AgentSummary(BaseModel):
     changed_pass: RateEstimate
     invalid: Share
     crashed: Share
+    #: valid trials whose session ended ``budget_exhausted``
+    budget_exhausted: int = 0
 
 
 class AgentDifference(BaseModel):

@@ -118,6 +118,7 @@ def trial_row(
         tokens=_tokens(report.usage),
         human_turns=_human_turns(attempt.agent, report),
         reviews=_review_states(attempt.run, report, reviews),
+        budget_exhausted=report.run.end_reason == "budget_exhausted",
     )
 
 
