@@ -20,6 +20,7 @@ from orchestrator.challenge.loader import ChallengeError, load_challenge
 from orchestrator.challenge.model import Challenge, Seconds
 from orchestrator.challenge.schema_problems import schema_problems
 from orchestrator.challenge.sourcemap import Path_, Problem, SourceError, load_yaml
+from orchestrator.gateway.budget import BudgetError, Limits
 from orchestrator.scoring.judge import JudgeSpecError, parse_judge
 from triggers.typecheck import did_you_mean
 
@@ -83,6 +84,10 @@ class AgentEntry(_Strict):
     send_env: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(
         default_factory=list,
         description="Environment variables of the driver sent with each of its sessions to a Ray worker.",
+    )
+    budget: str | None = Field(
+        None,
+        description="Each session's model budget, as --budget reads it: tokens=N,cost=USD,requests=N.",
     )
 
 
@@ -332,6 +337,7 @@ def _agents(model: MatrixModel, report: typing.Callable[[Path_, str], None]) -> 
                     f"{resource!r} is Ray's own resource; name custom resources only "
                     "(a session's CPUs are backend.cpus)",
                 )
+        _check_budget(entry.budget, ("agents", index, "budget"), report)
         resources, send_env = dict(entry.resources), tuple(entry.send_env)
         plans.append(AgentPlan(entry.name, entry.agent, dict(entry.options), per_trial, resources, send_env))
     decision = model.decision
@@ -371,6 +377,19 @@ def _fresh_at(
             report(where, f"fresh sessions of {challenge.id} cannot start at {phase}: {problem}")
         starts[challenge.id] = phase
     return starts
+
+
+def _check_budget(budget: str | None, where: Path_, report: typing.Callable[[Path_, str], None]) -> None:
+    """A ``budget:`` is read as ``--budget`` reads it; matrix sessions do not reach their model
+    through the gateway yet, so one that reads well is refused too, rather than not enforced."""
+    if budget is None:
+        return
+    try:
+        Limits.parse(budget)
+    except BudgetError as error:
+        report(where, str(error))
+        return
+    report(where, "budgets take one run (changeup run --budget) until matrix sessions use the model gateway")
 
 
 def _check_spec(
