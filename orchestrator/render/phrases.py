@@ -231,10 +231,7 @@ def budget_line(report: Report) -> str | None:
     if not budget.exhausted:
         return f"model budget {budget.limits}: used {used}"
     refused = f"{budget.refused} request(s) refused"
-    return (
-        f"model budget {budget.limits}: spent — the session ended budget_exhausted ({budget.detail}); "
-        f"used {used}; {refused}; scored as it stands"
-    )
+    return f"model budget {budget.limits}: spent — the session ended budget_exhausted; used {used}; {refused}"
 
 
 def start_line(report: Report) -> str | None:
