@@ -3,16 +3,20 @@ refused in its provider's own quota shape, logged as refused for the budget, and
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import httpx
 import pytest
+from rich.console import Console
 
 from orchestrator.gateway.budget import Budget, Limits
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import Upstreams
 from orchestrator.gateway.proxy import Gateway
 from orchestrator.log.records import ModelRequest
+from orchestrator.log.report import load_report
+from orchestrator.render.terminal import print_summary
 from tests.cli import changeup
 from tests.modelserver import DIALECTS, ModelServer, Script
 from tests.redteam.common import TARGET, records, run
@@ -127,9 +131,11 @@ def test_a_session_over_its_request_budget_ends_budget_exhausted(tmp_path: Path)
     assert report["score"]["grading_status"] == "ok"  # scored as it stands: not a grading failure
     kinds = [r["kind"] for r in records(folder)]
     assert kinds.index("budget.exhausted") + 1 == kinds.index("session.ended")
-    assert (
-        "model budget requests=3: spent — the session ended budget_exhausted"
-        in (folder / "report.md").read_text()
-    )
+    said = "model budget requests=3: spent — the session ended budget_exhausted"
+    assert said in (folder / "report.md").read_text()
+    assert said in (folder / "report.html").read_text()
+    shown = io.StringIO()
+    print_summary(load_report(folder / "report.json"), Console(file=shown, width=400))
+    assert said in shown.getvalue()
     replayed = changeup("replay", str(folder))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
