@@ -198,7 +198,7 @@ class FakeParts:
             runner=self.runner,
             watcher=FakeWatcher(self.world),
             agent=self.agent,
-            live=lambda clock: contextlib.nullcontext(),
+            live=lambda clock, spent: contextlib.nullcontext(),
         )
 
     async def aclose(self) -> None:

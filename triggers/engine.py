@@ -28,6 +28,7 @@ from triggers.records import (
     AgentExited,
     AgentStarted,
     AgentTurnEnded,
+    BudgetExhausted,
     ClockTick,
     CommitMade,
     EndSession,
@@ -232,6 +233,7 @@ class Engine:
             AgentExited: self._turn_ended,
             AgentStarted: self._agent_started,
             ClockTick: self._tick,
+            BudgetExhausted: self._budget_exhausted,
         }
 
     def _fact(self, name: str) -> _Fact:
@@ -302,6 +304,8 @@ class Engine:
             return ()
         actions: list[Action] = []
         dirty = apply(event, actions)
+        if self.ended is not None:  # the event itself ended the session (budget.exhausted)
+            return tuple(actions)
         if self._answered >= self._overdue_until:
             # The verdict some overdue watches waited for has come: they may fire now.
             self._release(dirty)
@@ -441,6 +445,10 @@ class Engine:
 
     def _agent_started(self, event: AgentStarted, actions: list[Action]) -> set[int]:
         self._gone = False
+        return set()
+
+    def _budget_exhausted(self, event: BudgetExhausted, actions: list[Action]) -> set[int]:
+        self._end(EndSession("budget_exhausted", event.detail), actions)
         return set()
 
     def _tick(self, event: ClockTick, actions: list[Action]) -> set[int]:

@@ -29,6 +29,7 @@ __all__ = [
     "AgentOutput",
     "AgentStarted",
     "AgentTurnEnded",
+    "BudgetExhausted",
     "ClockTick",
     "CommitMade",
     "EndSession",
@@ -351,6 +352,17 @@ class AgentExited(_Record):
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetExhausted(_Record):
+    """The agent asked its model for more than the session's budget allows (``--budget``): the
+    gateway refused the request; ``detail`` says which limit was spent."""
+
+    kind: ClassVar[str] = "budget.exhausted"
+    bounds: ClassVar[dict[str, int | Items]] = {"detail": DETAIL}
+    t: float
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class MessageDelivered(_Record):
     """A queued message reached the agent (``trigger`` is ``briefing`` for the first one)."""
 
@@ -401,6 +413,7 @@ Event = (
     | AgentTurnEnded
     | AgentExited
     | MessageDelivered
+    | BudgetExhausted
 )
 #: What happened that can decide nothing: logged for the reports, never fed to the engine.
 Observation = AgentOutput | TurnSummary
@@ -473,7 +486,7 @@ class RunTests(_Record):
 @dataclass(frozen=True, slots=True)
 class EndSession(_Record):
     """The session is over; ``reason`` is one of ``end_condition``, ``time_limit``,
-    ``agent_done`` or ``agent_exited``."""
+    ``agent_done``, ``agent_exited`` or ``budget_exhausted``."""
 
     kind: ClassVar[str] = "session.ended"
     reason: str

@@ -8,7 +8,7 @@ environment by the agent's sandbox (by value, whatever the variable's name:
 private HOME (a CLI's config holding a key gets the token in its place).
 
 :class:`GatewaySettings` is what a run is told (``--model-gateway``, ``--model-upstream``,
-``--prices``): read once, where changeup starts, from changeup's own environment.
+``--prices``, ``--budget``): read once, where changeup starts, from changeup's own environment.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.gateway.budget import Limits
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import Upstreams
 
@@ -56,19 +57,25 @@ def agent_variables(url: str, token: str) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class GatewaySettings:
-    """A run's gateway: where it forwards, with which keys, priced by which table."""
+    """A run's gateway: where it forwards, with which keys, priced by which table, within which
+    budget (None: none)."""
 
     upstreams: Upstreams
     prices: PriceTable
+    budget: Limits | None = None
 
     @classmethod
     def read(
-        cls, env: Mapping[str, str], upstream: str | None = None, prices: Path | None = None
+        cls,
+        env: Mapping[str, str],
+        upstream: str | None = None,
+        prices: Path | None = None,
+        budget: Limits | None = None,
     ) -> GatewaySettings:
-        """The keys and roots of ``env``, ``upstream`` for all (``--model-upstream``), and the
-        price table at ``prices`` (None: the shipped one). Raises
-        :class:`~orchestrator.gateway.prices.PriceTableError`."""
-        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices))
+        """The keys and roots of ``env``, ``upstream`` for all (``--model-upstream``), the
+        price table at ``prices`` (None: the shipped one) and the session's ``budget``
+        (``--budget``). Raises :class:`~orchestrator.gateway.prices.PriceTableError`."""
+        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices), budget)
 
 
 def scrub_home(home: Path, keys: Sequence[str], token: str) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["PROVIDERS", "Provider", "Upstreams", "provider_for"]
+__all__ = ["PROVIDERS", "Provider", "Upstreams", "provider_for", "quota_refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,26 @@ def provider_for(path: str) -> tuple[Provider, str] | None:
         if path == provider.prefix or path.startswith(provider.prefix + "/"):
             return provider, path[len(provider.prefix) :] or "/"
     return None
+
+
+def quota_refusal(provider: str, message: str) -> tuple[int, dict[str, object]]:
+    """The status and JSON body ``provider`` documents for a request refused because the
+    account's spending limit is reached: what its clients read as "out of quota, do not retry".
+
+    Anthropic: 400 ``invalid_request_error`` (its answer once a spend limit is reached);
+    OpenAI: 429 ``insufficient_quota``; Gemini: 429 ``RESOURCE_EXHAUSTED``.
+    """
+    if provider == "anthropic":
+        return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    if provider == "openai":
+        error = {
+            "message": message,
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+        return 429, {"error": error}
+    return 429, {"error": {"code": 429, "message": message, "status": "RESOURCE_EXHAUSTED"}}
 
 
 @dataclass(frozen=True, slots=True)

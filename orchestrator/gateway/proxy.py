@@ -12,8 +12,10 @@ the provider sends it. One chunk is read from the provider only once the last we
 agent (back-pressure: nothing piles up in between). While the request is under way the
 agent's side is watched: if it goes away (its turn was interrupted, its CLI killed), the
 upstream request is cancelled and its connection closed. Every request ends in one
-:class:`~orchestrator.log.records.ModelRequest`, handed to ``on_request``: the hook where a
-budget or a recorder takes its place later.
+:class:`~orchestrator.log.records.ModelRequest`, handed to ``on_request``. With a
+:class:`~orchestrator.gateway.budget.Budget`, a request the budget no longer admits is answered
+with its provider's own quota error (:func:`~orchestrator.gateway.providers.quota_refusal`) and
+``on_exhausted`` is told why.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ import httpx
 import structlog
 from anyio.abc import Listener, SocketAttribute, SocketStream, TaskGroup
 
+from orchestrator.gateway.budget import Budget
 from orchestrator.gateway.prices import PriceTable
-from orchestrator.gateway.providers import PROVIDERS, Provider, Upstreams, provider_for
+from orchestrator.gateway.providers import PROVIDERS, Provider, Upstreams, provider_for, quota_refusal
 from orchestrator.gateway.usage import Figures, UsageReader
 from orchestrator.log.records import ModelRequest
 
@@ -78,8 +81,13 @@ class Gateway:
         on_request: Callable[[ModelRequest], None],
         *,
         token: str | None = None,
+        budget: Budget | None = None,
+        on_exhausted: Callable[[str], None] | None = None,
     ) -> None:
         self.upstreams = upstreams
+        #: the session's budget (None: none); ``on_exhausted`` is told why at each refusal
+        self.budget = budget
+        self.on_exhausted = on_exhausted
         self.prices = prices
         self.on_request = on_request
         #: the session's token: the only credential the agent gets, worth nothing elsewhere
@@ -177,10 +185,16 @@ class Gateway:
                 return None
 
     async def _answer(
-        self, connection: h11.Connection, stream: SocketStream, status: int, message: str
+        self,
+        connection: h11.Connection,
+        stream: SocketStream,
+        status: int,
+        message: str,
+        body: dict[str, object] | None = None,
     ) -> None:
-        """A short JSON error, in the shape every provider's clients read (``error.message``)."""
-        payload = httpx.Response(status, json={"error": {"type": "gateway", "message": message}}).content
+        """A short JSON error: ``body``, or the shape every provider's clients read (``error.message``)."""
+        body = body if body is not None else {"error": {"type": "gateway", "message": message}}
+        payload = httpx.Response(status, json=body).content
         headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
         await stream.send(connection.send(h11.Response(status_code=status, headers=headers)))
         await stream.send(connection.send(h11.Data(data=payload)))
@@ -213,6 +227,15 @@ class Gateway:
             self._report(call)
             await self._answer(connection, stream, 400, call.detail)
             return
+        refusal = self.budget.admit() if self.budget is not None else None
+        if refusal is not None:
+            status, body = quota_refusal(provider.name, f"changeup: {refusal}")
+            call.status, call.outcome, call.detail = status, "refused", f"budget: {refusal}"
+            self._report(call)
+            if self.on_exhausted is not None:
+                self.on_exhausted(refusal)
+            await self._answer(connection, stream, status, refusal, body)
+            return
         try:
             async with anyio.create_task_group() as watch:
                 watch.start_soon(_watch, stream, connection, watch.cancel_scope)
@@ -220,6 +243,9 @@ class Gateway:
                 watch.cancel_scope.cancel()
         finally:
             self._report(call)
+            if self.budget is not None:
+                used = (call.figures.input or 0) + (call.figures.output or 0)
+                self.budget.settle(used, self._cost(call.figures))
         if call.outcome != "answered":
             raise _AgentGone  # the connection's framing is spent: it closes
 
@@ -279,6 +305,11 @@ class Gateway:
         headers += list(provider.key_headers(key).items()) if key else []
         headers.append(("accept-encoding", "identity"))  # its usage is read as it passes
         return httpx.Request(request.method, url, headers=headers, content=request.body)
+
+    def _cost(self, figures: Figures) -> float | None:
+        """What ``figures`` cost at the table's price (None: no price for its model)."""
+        price = self.prices.price(figures.model) if figures.model else None
+        return price.cost(figures) if price is not None else None
 
     def _report(self, call: _Call) -> None:
         figures = call.figures

@@ -62,12 +62,14 @@ def run_name(cell: Cell, attempt: int) -> str:
 @dataclass(frozen=True, slots=True)
 class GatewayOrder:
     """A session's model gateway (``--model-gateway``): where it forwards (None: each provider's own
-    root) and its price table, as text, and the file it was read from (None: the shipped table).
-    No key: the session's process reads its keys from its own environment."""
+    root), its price table, as text, and the file it was read from (None: the shipped table), and
+    its budget as ``--budget`` reads it (None: none). No key: the session's process reads its keys
+    from its own environment."""
 
     upstream: str | None = None
     prices: str | None = None
     prices_path: str | None = None
+    budget: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,8 @@ class TrialRow(BaseModel):
     cost_source: Literal["gateway", "cli"] | None = None
     #: The report's ``score.total``; None: no report, or no score (an invalid grading).
     score: float | None = None
+    #: The session ended ``budget_exhausted`` (``--budget``): scored as it stands, counted apart.
+    budget_exhausted: bool = False
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -220,6 +222,8 @@ class CellSummary(BaseModel):
     human_turns: int | None
     pass_at_k: dict[str, float]
     pass_all_k: dict[str, float]
+    #: valid trials whose session ended ``budget_exhausted``
+    budget_exhausted: int = 0
 
 
 class RateEstimate(BaseModel):
@@ -265,6 +269,8 @@ class AgentSummary(BaseModel):
     changed_pass: RateEstimate
     invalid: Share
     crashed: Share
+    #: valid trials whose session ended ``budget_exhausted``
+    budget_exhausted: int = 0
 
 
 class AgentDifference(BaseModel):

@@ -71,11 +71,13 @@ class ChallengeEntry(BaseModel):
 
 class ManifestGateway(BaseModel):
     """An agent's model gateway: its upstream (null: each provider's own; a URL's user and password
-    redacted) and the price table its sessions use (date, source, file, and the sha256 of its text).
-    No key: each session reads its keys from its own process's environment."""
+    redacted), the price table its sessions use (date, source, file, and the sha256 of its text) and
+    each session's budget (null: none). No key: each session reads its keys from its own process's
+    environment."""
 
     upstream: str | None
     prices: dict[str, str]
+    budget: str | None = None
 
 
 class ManifestAgent(BaseModel):

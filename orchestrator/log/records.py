@@ -383,13 +383,15 @@ _CANCELLED = re.compile(r"^(KeyboardInterrupt|CancelledError|Cancelled)\(.*\)$",
 class GatewayStarted(_Session):
     """The session's model gateway listens at ``url`` (loopback); ``upstream``: where it forwards
     (``--model-upstream``, "" for each provider's own), ``keys``: the providers it holds a real
-    key for (names only), ``prices``: the price table's date, source and file."""
+    key for (names only), ``prices``: the price table's date, source and file, ``budget``: the
+    session's model budget as ``--budget`` reads it ("" for none)."""
 
     kind: ClassVar[str] = "gateway.started"
     url: str
     upstream: str
     keys: tuple[str, ...]
     prices: dict[str, str]
+    budget: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,7 +399,8 @@ class ModelRequest(_Session):
     """One request the agent made through the gateway, with the usage its answer reported.
 
     ``outcome``: ``answered`` (the answer went through whole), ``cancelled`` (the agent went away
-    first), ``refused`` (no valid session token, or no such route), ``failed`` (the upstream could
+    first), ``refused`` (no valid session token, no such route, or the budget spent: its
+    ``detail`` begins ``budget: ``), ``failed`` (the upstream could
     not be reached). Tokens are the provider's own figures (None: not reported); ``input`` counts
     every prompt token, ``output`` every generated one (``reasoning`` included). ``cost_usd`` is
     the price table applied (None: no price for ``model``, or no usage reported)."""

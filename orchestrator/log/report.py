@@ -451,6 +451,25 @@ class ModelUsage(_Part):
     disagreements: list[Disagreement]
 
 
+class ModelBudget(_Part):
+    """The session's model budget (docs/report.md#budget): its limits (null: none of that kind),
+    what the gateway let through (``requests`` admitted, their ``tokens``: input plus output, and
+    ``cost_usd`` over the priced ones), the requests it refused for the budget, and whether the
+    session ended ``budget_exhausted``."""
+
+    limits: str
+    max_requests: int | None
+    max_tokens: int | None
+    max_cost_usd: Number | None
+    requests: int
+    tokens: int
+    cost_usd: Number
+    unpriced: int
+    refused: int
+    exhausted: bool
+    detail: str
+
+
 class Rescore(_Part):
     """This report is a re-score (``changeup replay --rescore``): of which run, with which
     challenge, the original total, and each verdict that changed."""
@@ -464,7 +483,7 @@ class Rescore(_Part):
 
 
 #: The keys a report holds only when they apply; absent, never null, otherwise.
-OPTIONAL = ("model_usage", "scope", "effects", "bounds", "rescore")
+OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore")
 
 
 class Report(_Part):
@@ -484,6 +503,8 @@ class Report(_Part):
     usage: Usage
     #: What the model gateway measured (runs made with it); the CLI's own figures above cross-check it.
     model_usage: ModelUsage | None = None
+    #: The model budget (runs made with ``--budget``): its limits, what was spent, whether it ran out.
+    budget: ModelBudget | None = None
     scope: Scope | None = None
     effects: Effects | None = None
     bounds: Bounds | None = None

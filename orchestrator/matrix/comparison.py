@@ -186,6 +186,7 @@ def _cell(rows: list[TrialRow]) -> CellSummary:
         human_turns=None if None in humans else sum(h for h in humans if h is not None),
         pass_at_k={str(k): round(pass_at_k(n, c, k), 4) for k in range(1, n + 1)},
         pass_all_k={str(k): round(pass_all_k(n, c, k), 4) for k in range(1, n + 1)},
+        budget_exhausted=sum(t.budget_exhausted for t in valid),
     )
 
 
@@ -211,6 +212,7 @@ def _agent(agent: str, mode: str, trials: list[TrialRow], challenges: list[str])
         changed_pass=rate(_clusters(trials, agent, mode, challenges, "changed_pass")).row(),
         invalid=_share(sum(t.status in NOT_VALID for t in ran), len(ran)),
         crashed=_share(sum(t.status in FAILED for t in ran), len(ran)),
+        budget_exhausted=sum(t.budget_exhausted for t in ran if t.counted),
     )
 
 

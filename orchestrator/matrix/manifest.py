@@ -119,7 +119,7 @@ def build_matrix_manifest(matrix: Matrix) -> MatrixManifest:
 
 
 def _gateway(order: GatewayOrder) -> ManifestGateway:
-    """An agent's gateway as frozen: a changed upstream or price table is a changed matrix."""
+    """An agent's gateway as frozen: a changed upstream, price table or budget is a changed matrix."""
     text = SHIPPED.read_text(encoding="utf-8") if order.prices is None else order.prices
     table = PriceTable.from_text(text, order.prices_path or "shipped")
     upstream = order.upstream
@@ -129,7 +129,9 @@ def _gateway(order: GatewayOrder) -> ManifestGateway:
             host = parts.netloc.rpartition("@")[2]
             upstream = urllib.parse.urlunsplit(parts._replace(netloc=f"[redacted]@{host}"))
     digest = hashlib.sha256(text.encode()).hexdigest()
-    return ManifestGateway(upstream=upstream, prices={**table.describe(), "sha256": digest})
+    return ManifestGateway(
+        upstream=upstream, prices={**table.describe(), "sha256": digest}, budget=order.budget
+    )
 
 
 def read_manifest(results: Path) -> MatrixManifest | None:

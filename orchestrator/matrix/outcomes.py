@@ -120,6 +120,7 @@ def trial_row(
         reviews=_review_states(attempt.run, report, reviews),
         cost_source="cli" if report.model_usage is None else "gateway",
         score=score.total,
+        budget_exhausted=report.run.end_reason == "budget_exhausted",
     )
 
 

@@ -62,6 +62,7 @@ from orchestrator.agents import parse_agent
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Limits
 from orchestrator.gateway.access import GatewaySettings
+from orchestrator.gateway.budget import Limits as BudgetLimits
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import Upstreams
 from orchestrator.grading.agent_sandbox import Share
@@ -369,7 +370,8 @@ def _gateway_settings(order: GatewayOrder | None) -> GatewaySettings | None:
         return None
     text, where = order.prices, order.prices_path or ""
     prices = PriceTable.load() if text is None else PriceTable.from_text(text, where)
-    return GatewaySettings(Upstreams.from_env(os.environ, order.upstream), prices)
+    budget = None if order.budget is None else BudgetLimits.parse(order.budget)
+    return GatewaySettings(Upstreams.from_env(os.environ, order.upstream), prices, budget)
 
 
 def _tell(message: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from orchestrator.challenge.loader import ChallengeError, load_challenge
 from orchestrator.challenge.model import Challenge, Seconds
 from orchestrator.challenge.schema_problems import schema_problems
 from orchestrator.challenge.sourcemap import Path_, Problem, SourceError, load_yaml
+from orchestrator.gateway.budget import BudgetError, Limits
 from orchestrator.gateway.prices import PriceTable, PriceTableError
 from orchestrator.log.cells import GatewayOrder
 from orchestrator.scoring.judge import JudgeSpecError, parse_judge
@@ -96,6 +97,9 @@ class AgentEntry(_Strict):
     prices: str | None = Field(
         None, description="As --prices, for its sessions: relative to this file (implies model_gateway)."
     )
+    budget: str | None = Field(
+        None, description="As --budget, for this agent's sessions (implies model_gateway)."
+    )
 
 
 class CriticalFailureBlocks(_Strict):
@@ -157,6 +161,11 @@ class MatrixModel(_Strict):
     model_upstream: str | None = Field(None, description="As --model-upstream (implies model_gateway).")
     prices: str | None = Field(
         None, description="As --prices: a price table file, relative to this file (implies model_gateway)."
+    )
+    budget: str | None = Field(
+        None,
+        description="As --budget: each session's model budget, tokens=N,cost=USD,requests=N "
+        "(implies model_gateway).",
     )
     decision: DecisionModel | None = None
     backend: BackendModel | None = None
@@ -331,18 +340,21 @@ def _challenges(paths: list[str], base: Path, report: typing.Callable[[Path_, st
     return loaded
 
 
-def gateway_order(upstream: str | None, prices: Path | None) -> GatewayOrder:
-    """The gateway of ``--model-upstream`` and ``--prices``: the price table's text is read now,
-    and checked, so every session (on any node) prices with the table the matrix froze. Raises
-    :class:`~orchestrator.gateway.prices.PriceTableError`."""
+def gateway_order(upstream: str | None, prices: Path | None, budget: str | None = None) -> GatewayOrder:
+    """The gateway of ``--model-upstream``, ``--prices`` and ``--budget``: the price table's text is
+    read now, and checked, so every session (on any node) prices with the table the matrix froze;
+    the budget is checked. Raises :class:`~orchestrator.gateway.prices.PriceTableError` or
+    :class:`~orchestrator.gateway.budget.BudgetError`."""
+    if budget is not None:
+        Limits.parse(budget)
     if prices is None:
-        return GatewayOrder(upstream)
+        return GatewayOrder(upstream, budget=budget)
     try:
         text = prices.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise PriceTableError(f"{prices}: cannot read the price table: {error}") from None
     PriceTable.from_text(text, str(prices))
-    return GatewayOrder(upstream, text, str(prices))
+    return GatewayOrder(upstream, text, str(prices), budget)
 
 
 def _gateway(
@@ -352,12 +364,13 @@ def _gateway(
     entry = model.agents[index]
     own: Path_ = ("agents", index)
     if entry.model_gateway is False:
-        for key in ("model_upstream", "prices"):
+        for key in ("model_upstream", "prices", "budget"):
             if getattr(entry, key) is not None:
                 report((*own, key), f"{key} is for a gateway, and model_gateway: false turns it off")
         return None
-    wanted = (entry.model_gateway, entry.model_upstream, entry.prices)
-    if not any(wanted) and not (model.model_gateway or model.model_upstream or model.prices):
+    wanted = (entry.model_gateway, entry.model_upstream, entry.prices, entry.budget)
+    matrix_wide = (model.model_gateway, model.model_upstream, model.prices, model.budget)
+    if not any(wanted) and not any(matrix_wide):
         return None
     upstream, where_upstream = (
         (entry.model_upstream, (*own, "model_upstream"))
@@ -366,14 +379,23 @@ def _gateway(
     )
     if upstream is not None and not upstream.startswith(("http://", "https://")):
         report(where_upstream, f"{upstream!r} is no upstream: give an http:// or https:// URL")
+    budget, where_budget = (
+        (entry.budget, (*own, "budget")) if entry.budget is not None else (model.budget, ("budget",))
+    )
+    if budget is not None:
+        try:
+            Limits.parse(budget)
+        except BudgetError as error:
+            report(where_budget, str(error))
+            return None
     prices, where_prices = (
         (entry.prices, (*own, "prices")) if entry.prices is not None else (model.prices, ("prices",))
     )
     if prices is None:
-        return GatewayOrder(upstream)
+        return GatewayOrder(upstream, budget=budget)
     file = Path(prices).expanduser()
     try:
-        return gateway_order(upstream, file if file.is_absolute() else base / file)
+        return gateway_order(upstream, file if file.is_absolute() else base / file, budget)
     except PriceTableError as error:
         report(where_prices, str(error))
         return None

@@ -72,7 +72,7 @@ CELL_COLUMNS: list[tuple[str, Callable[[CellSummary], str]]] = [
     ("challenge", lambda c: c.challenge),
     ("agent", lambda c: c.agent),
     ("mode", lambda c: c.mode),
-    ("valid trials", lambda c: f"{c.valid}/{c.trials}" + (f" ({c.not_run} not run)" if c.not_run else "")),
+    ("valid trials", lambda c: f"{c.valid}/{c.trials}" + _apart(c)),
     ("full success", lambda c: _of(c.full_successes, c.valid)),
     ("changed passes", lambda c: _of(c.changed_passes, c.valid)),
     ("regressions", lambda c: _of(c.regressions, c.valid)),
@@ -90,6 +90,13 @@ CELL_COLUMNS: list[tuple[str, Callable[[CellSummary], str]]] = [
     ("median tokens", lambda c: _figure(c.tokens, lambda v: f"{v:,.0f}")),
     ("human turns", lambda c: "—" if c.human_turns is None else str(c.human_turns)),
 ]
+
+
+def _apart(cell: CellSummary) -> str:
+    """What the valid-trials cell notes: trials not run, and trials whose model budget ran out."""
+    notes = [f"{cell.not_run} not run"] if cell.not_run else []
+    notes += [f"{cell.budget_exhausted} budget exhausted"] if cell.budget_exhausted else []
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def cell_row(cell: CellSummary) -> list[str]:
@@ -119,6 +126,11 @@ def agent_lines(comparison: Comparison) -> list[str]:
             f"changed requirement {_interval(changed.rate, changed.low, changed.high)}, "
             f"{changed.successes}/{changed.trials}; "
             f"invalid {_share(agent.invalid)}, crashed {_share(agent.crashed)}"
+            + (
+                f", budget exhausted in {agent.budget_exhausted} valid trial(s)"
+                if agent.budget_exhausted
+                else ""
+            )
         )
         lines.append(line + (f" — {full.note}" if full.note else ""))
     for diff in comparison.differences:

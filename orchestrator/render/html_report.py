@@ -17,6 +17,7 @@ from orchestrator.render import inert
 from orchestrator.render.model_usage_view import model_usage_html
 from orchestrator.render.phrases import (
     bounds_lines,
+    budget_line,
     cause,
     effects_line,
     failing_checks,
@@ -91,6 +92,7 @@ def report_html(report: Report, entries: Sequence[Entry]) -> str:
         f" · started {_e(run.started_at)} · ran {_e(ran(run))} · ended "
         f"{_e(run.end_reason or run.status)}</p>",
         f'<p class="meta" id="start">{_e(start_line(report))}</p>' if start_line(report) else "",
+        f'<p class="meta" id="budget">{_e(budget_line(report))}</p>' if budget_line(report) else "",
         f'<p class="headline {mood}">{_e(headline)}</p>',
     ]
     if run.status == "invalid":

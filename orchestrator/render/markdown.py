@@ -18,6 +18,7 @@ from orchestrator.render.model_usage_view import model_usage_markdown
 from orchestrator.render.phrases import (
     agent_failures,
     bounds_lines,
+    budget_line,
     cause,
     cost_text,
     duration,
@@ -66,6 +67,8 @@ def report_markdown(report: Report) -> str:
         f"- ended: {md(run.end_reason or run.status)}"
         + (f" ({md(run.end_detail)})" if run.end_detail else ""),
     ]
+    budget = budget_line(report)
+    out += [f"- {md(budget)}"] if budget else []
     if run.status == "invalid":
         out.append(f"- invalid because: {md(first_line(run.detail, 300))}")
     else:

@@ -27,6 +27,7 @@ __all__ = [
     "MISSING",
     "agent_failures",
     "bounds_lines",
+    "budget_line",
     "cause",
     "cost_text",
     "duration",
@@ -218,6 +219,19 @@ def made_in(finding: EffectFound | EffectFinding) -> str:
     where = f"in {finding.test}" if finding.test else "while collecting the tests"
     others = finding.tests - 1
     return where + (f" and {others} other test{'s' if others > 1 else ''}" if others else "")
+
+
+def budget_line(report: Report) -> str | None:
+    """``model budget requests=3: spent — …`` for a run made with a budget, else None."""
+    budget = report.budget
+    if budget is None:
+        return None
+    used = f"{budget.requests} request(s), {budget.tokens} tokens, ${budget.cost_usd:.4f}"
+    used += f" ({budget.unpriced} unpriced)" if budget.unpriced else ""
+    if not budget.exhausted:
+        return f"model budget {budget.limits}: used {used}"
+    refused = f"{budget.refused} request(s) refused"
+    return f"model budget {budget.limits}: spent — the session ended budget_exhausted; used {used}; {refused}"
 
 
 def start_line(report: Report) -> str | None:

@@ -14,6 +14,7 @@ from orchestrator.render.inert import terminal
 from orchestrator.render.model_usage_view import model_usage_line
 from orchestrator.render.phrases import (
     bounds_lines,
+    budget_line,
     cause,
     effects_line,
     failing_checks,
@@ -74,6 +75,9 @@ def print_summary(report: Report, console: Console) -> None:
     start = start_line(report)
     if start is not None:
         console.print(f"  {terminal(start)}", highlight=False)
+    budget = budget_line(report)
+    if budget is not None:
+        console.print(f"  {terminal(budget)}", highlight=False)
     for phase in report.phases:
         if phase.retired:
             by = ", ".join(sorted({r.by for r in phase.retired}))

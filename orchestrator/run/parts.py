@@ -73,8 +73,9 @@ class RunParts:
     watcher: Watcher
     agent: Agent
     #: what lives as long as the session (the runner's warm interpreter, the model gateway): it
-    #: starts with the session and ends with it; given the session's clock, which its records use
-    live: Callable[[Callable[[], float]], contextlib.AbstractAsyncContextManager[Any]]
+    #: starts with the session and ends with it; given the session's clock, which its records
+    #: use, and what to tell once the model budget is spent
+    live: Callable[[Callable[[], float], Callable[[str], None]], contextlib.AbstractAsyncContextManager[Any]]
     #: the agent's environment (first on its PATH); None: the agent's PATH as it is
     environment: Environment | None = None
     seals: Seals | None = None
@@ -161,7 +162,7 @@ class RealParts:
             runner=runner,
             watcher=FsWatcher(folder.workspace, step=self.step, debounce=self.debounce),
             agent=self.agent,
-            live=lambda clock: _live(runner, model_gateway(self.gateway, log, box, clock)),
+            live=lambda clock, spent: _live(runner, model_gateway(self.gateway, log, box, clock, spent)),
             environment=environments.agent,
             seals=seals,
             sandbox=box,

@@ -193,7 +193,7 @@ async def finished_run(
             log.close()
             return Outcome("invalid", None, detail, None, 0.0), write_reports(challenge, folder)
         session = _session(challenge, folder, parts, log, logger, on_change, start)
-        async with parts.live(session.elapsed):
+        async with parts.live(session.elapsed, session.budget_exhausted):
             outcome = await session.run()
         await _scores(challenge, parts, log, folder, outcome, judge or RuleJudge())
     except BaseException as error:

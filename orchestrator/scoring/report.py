@@ -54,6 +54,7 @@ from orchestrator.log.report import (
     usage_of,
 )
 from orchestrator.scoring.groups import full_marks, group_rows, scored
+from orchestrator.scoring.model_budget import model_budget
 from orchestrator.scoring.model_usage import model_usage
 from orchestrator.scoring.turns import messages, turns
 from triggers import (
@@ -110,6 +111,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> Report:
         turns=turn_rows,
         usage=usage_of(turn_rows),
         model_usage=model_usage(entries, turn_rows),
+        budget=model_budget(entries),
         scope=scope(entries),
         effects=effects(entries),
         bounds=bounds(entries),

@@ -52,6 +52,7 @@ from orchestrator.system.venvs import Environment
 from triggers import (
     BRIEFING,
     AgentExited,
+    BudgetExhausted,
     ClockTick,
     CommitMade,
     EndSession,
@@ -207,6 +208,13 @@ class Session:
 
     def _emit(self, event: Event | Observation) -> None:
         self._send.send_nowait(event)
+
+    def budget_exhausted(self, detail: str) -> None:
+        """The model gateway refused a request over the session's budget: the engine ends the
+        session (``budget_exhausted``), which stops the agent. Once the session is over, nothing."""
+        if self._send is not None and self.engine.ended is None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._emit(BudgetExhausted(0.0, detail))
 
     def _dispatch(self, event: Event | Observation) -> None:
         t = max(self.elapsed(), self._last_t, event.t)

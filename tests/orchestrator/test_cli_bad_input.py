@@ -56,6 +56,10 @@ BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         lambda tmp: ["run", str(REPO / "challenges/protected-report-api"), "--start-at", "phse3"],
         "has no phase 'phse3'; did you mean 'phase3'?",
     ),
+    "bad budget": (
+        lambda tmp: ["run", str(NORMALIZE_TAGS), "--budget", "requests=3,dollars=2"],
+        "Invalid value for --budget: budget 'requests=3,dollars=2': 'dollars=2' is not NAME=VALUE",
+    ),
     "ray without an address": (
         lambda tmp: ["run", str(NORMALIZE_TAGS), "--backend", "ray"],
         "--backend ray needs --address",

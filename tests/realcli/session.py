@@ -83,10 +83,17 @@ def small_tokens(number: int) -> Tokens:
 
 
 def run_real(
-    tmp_path: Path, preset: str, *, challenge: Path = EXPORT_TIME, hold: bool = False, gateway: bool = False
+    tmp_path: Path,
+    preset: str,
+    *,
+    challenge: Path = EXPORT_TIME,
+    hold: bool = False,
+    gateway: bool = False,
+    budget: str | None = None,
 ) -> RealRun:
     """``changeup run CHALLENGE --agent PRESET`` with the real CLI, the scripted server its model
-    (``gateway``: through the session's model gateway, the server its upstream)."""
+    (``gateway``: through the session's model gateway, the server its upstream; ``budget``: with
+    that ``--budget``)."""
     require_installed(preset)
     runs = tmp_path / "runs"
     script = export_time_script(hold=hold)
@@ -96,6 +103,7 @@ def run_real(
         options = [arg for option in given.options for arg in ("--agent-option", option)]
         shares = [arg for share in given.shares for arg in ("--agent-share", share)]
         shares += ["--model-gateway", "--model-upstream", server.url] if gateway else []
+        shares += ["--budget", budget] if budget is not None else []
         done = changeup(
             "run",
             str(challenge),

@@ -58,3 +58,24 @@ def test_a_real_cli_through_the_gateway_is_metered_request_for_request(tmp_path:
         if p.is_file() and not p.is_symlink() and SECRET.encode() in p.read_bytes()
     ]
     assert found == []
+
+
+def test_a_real_cli_over_its_request_budget_ends_budget_exhausted(tmp_path: Path) -> None:
+    """Claude Code with ``--budget requests=2``: two requests reach the server, the third gets
+    Anthropic's own error for a spent quota, and the session ends ``budget_exhausted`` at once,
+    scored as it stands, the report saying so."""
+    run = run_real(tmp_path, "claude-code", gateway=True, budget="requests=2")
+    assert run.report["run"]["status"] == "completed", run.done.stderr[-3000:]
+    assert run.report["run"]["end_reason"] == "budget_exhausted"
+    assert len(run.exchanges) == 2  # the server saw only what the budget let through
+    requests = run.report["model_usage"]["requests"]
+    assert [r["outcome"] for r in requests[:2]] == ["answered", "answered"]
+    assert (requests[2]["outcome"], requests[2]["status"]) == ("refused", 400)
+    assert requests[2]["detail"] == "budget: the session's budget of 2 model requests is spent"
+    budget = run.report["budget"]
+    assert (budget["requests"], budget["exhausted"]) == (2, True)
+    assert budget["refused"] >= 1
+    kinds = [r["kind"] for r in run.records]
+    assert kinds.index("budget.exhausted") + 1 == kinds.index("session.ended")
+    assert run.report["score"]["grading_status"] == "ok"
+    assert "the session ended budget_exhausted" in (run.folder / "report.md").read_text()

@@ -34,12 +34,14 @@ IN_THE_FILE = (
     "model_gateway",
     "model_upstream",
     "prices_file",
+    "budget_spec",
 )
 
 
 def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
     """The matrix of ``run``'s arguments: its --matrix file, or the challenges and agents given."""
     from orchestrator.challenge.loader import ChallengeError, load_challenge
+    from orchestrator.gateway.budget import BudgetError
     from orchestrator.gateway.prices import PriceTableError
     from orchestrator.matrix import MatrixError, load_matrix, matrix_from_command
     from orchestrator.matrix.spec import gateway_order
@@ -67,11 +69,13 @@ def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
         except ChallengeError as error:
             raise BadInput(f"{path} is not a valid challenge:\n{error}") from None
     gateway = None
-    if params["model_gateway"] or params["model_upstream"] or params["prices_file"]:
+    if params["model_gateway"] or params["model_upstream"] or params["prices_file"] or params["budget_spec"]:
         try:
-            gateway = gateway_order(params["model_upstream"], params["prices_file"])
+            gateway = gateway_order(params["model_upstream"], params["prices_file"], params["budget_spec"])
         except PriceTableError as error:
             raise click.BadParameter(str(error), param_hint="--prices") from None
+        except BudgetError as error:
+            raise click.BadParameter(str(error), param_hint="--budget") from None
     try:
         return matrix_from_command(
             challenges,

@@ -147,6 +147,13 @@ class _AgentOption(click.Option):
     help="With the gateway: the price table to use instead of the shipped one (its shape: docs/agents.md).",
 )
 @click.option(
+    "--budget",
+    "budget_spec",
+    metavar="tokens=N,cost=USD,requests=N",
+    help="The session's model budget, any of its parts (implies --model-gateway): once spent, the "
+    "gateway refuses the agent's next request and the session ends budget_exhausted (docs/agents.md).",
+)
+@click.option(
     "--start-at",
     metavar="PHASE",
     help="Start at a later phase: the workspace holds the reference solution of the phases before "
@@ -202,6 +209,7 @@ def run_command(
     model_gateway: bool,
     model_upstream: str | None,
     prices_file: Path | None,
+    budget_spec: str | None,
     start_at: str | None,
     matrix_file: Path | None,
     trials: int | None,
@@ -244,6 +252,7 @@ def run_command(
     from orchestrator.agents import AgentSpecError, parse_agent
     from orchestrator.challenge.loader import ChallengeError, load_challenge
     from orchestrator.gateway.access import GatewaySettings
+    from orchestrator.gateway.budget import BudgetError, Limits
     from orchestrator.gateway.prices import PriceTableError
     from orchestrator.present.cli.matrix import run_matrix
     from orchestrator.render.inert import terminal
@@ -269,11 +278,14 @@ def run_command(
         agent = parse_agent(agent_spec, _agent_options(agent_options))
         judge = parse_judge(judge_spec)
         shares = [_share(spec) for spec in agent_shares]
+        budget = Limits.parse(budget_spec) if budget_spec is not None else None
         gateway = (
-            GatewaySettings.read(os.environ, model_upstream, prices_file)
-            if model_gateway or model_upstream or prices_file
+            GatewaySettings.read(os.environ, model_upstream, prices_file, budget)
+            if model_gateway or model_upstream or prices_file or budget
             else None
         )
+    except BudgetError as error:
+        raise click.BadParameter(str(error), param_hint="--budget") from None
     except PriceTableError as error:
         raise click.BadParameter(str(error), param_hint="--prices") from None
     except JudgeSpecError as error:
