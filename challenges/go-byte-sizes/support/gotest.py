@@ -19,15 +19,16 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 
-def run_go_test(tests: Path) -> list[str]:
-    """``go test -json`` on a copy of the workspace (the current folder) with the hidden tests."""
+def run_go_test(tests: Path) -> tuple[int, list[str]]:
+    """``go test -json`` on a copy of the workspace (the current folder) with the hidden tests:
+    its exit and its lines."""
     scratch = Path(tempfile.mkdtemp(prefix="gotest-"))
     module = scratch / "module"
     shutil.copytree(".", module, ignore=shutil.ignore_patterns("*_test.go", ".git"), symlinks=True)
     for source in [*tests.parent.glob("*_test.go"), *tests.glob("*_test.go")]:
         shutil.copyfile(source, module / source.name)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "CHANGEUP_JUNIT"},  # the result is ours to write
         "CGO_ENABLED": "0",  # pure Go: no C compiler in the tests' root
         "GOFLAGS": "-mod=mod",
         "GOPROXY": "off",  # no network: a dependency the module lacks is a build failure
@@ -45,14 +46,31 @@ def run_go_test(tests: Path) -> list[str]:
         errors="replace",
         check=False,
     )
-    return done.stdout.splitlines()
+    return done.returncode, done.stdout.splitlines()
 
 
-def junit(lines: list[str]) -> tuple[ET.Element, int]:
-    """The JUnit document of ``go test -json`` output, and how many of its cases failed."""
+def module_path() -> str:
+    """The workspace's module path (go.mod's ``module`` line): the package's name in results when
+    go names none (a build failure is plain text, not JSON)."""
+    try:
+        text = Path("go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "package"
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] == "module":
+            return words[1].strip('"')
+    return "package"
+
+
+def junit(lines: list[str], package: str, code: int) -> tuple[ET.Element, int]:
+    """The JUnit document of ``go test -json`` output, and how many of its cases failed;
+    ``package`` names the package where no event does; ``code`` is go's exit, and one that
+    says failure with no failing case is a failing case too (as changeup's own check says)."""
     outcome: dict[str, str] = {}
     output: dict[str, list[str]] = {}
-    package, package_output, package_failed = "package", [], False
+    package_output: list[str] = []
+    package_failed = False
     for line in lines:
         try:
             event = json.loads(line)
@@ -77,7 +95,8 @@ def junit(lines: list[str]) -> tuple[ET.Element, int]:
     suite = ET.Element("testsuite", name=package)
     failures = 0
     cases = [(test, outcome[test], "".join(output[test])) for test in output]
-    if (package_failed and not any(result == "fail" for _, result, _ in cases)) or not cases:
+    unexplained = (package_failed or code != 0) and not any(result == "fail" for _, result, _ in cases)
+    if unexplained or not cases:
         cases.append(("(package)", "fail", "".join(package_output) or "go test reported no test"))
     for test, result, text in cases:
         case = ET.SubElement(suite, "testcase", classname=classname, name=test)
@@ -99,9 +118,9 @@ def _last_lines(text: str) -> str:
 
 def main() -> int:
     """Run, report, and exit 1 when a case failed (the exit agrees with the JUnit)."""
-    lines = run_go_test(Path(os.environ["CHANGEUP_TESTS"]))
+    code, lines = run_go_test(Path(os.environ["CHANGEUP_TESTS"]))
     sys.stdout.write("\n".join(lines[-40:]) + "\n")
-    suite, failures = junit(lines)
+    suite, failures = junit(lines, module_path(), code)
     with open(os.environ["CHANGEUP_JUNIT"], "wb") as out:
         out.write(ET.tostring(suite, encoding="utf-8", xml_declaration=True))
     return 1 if failures else 0

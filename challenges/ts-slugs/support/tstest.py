@@ -53,8 +53,8 @@ def compile_typescript(build: Path) -> tuple[int, str]:
     return done.returncode, (done.stdout + done.stderr).strip()
 
 
-def run_tests(tests: Path, build: Path, results: Path) -> str:
-    """node --test on the phase's tests; its JUnit goes to ``results``, its output is returned."""
+def run_tests(tests: Path, build: Path, results: Path) -> tuple[int, str]:
+    """node --test on the phase's tests; its JUnit goes to ``results``; its exit and output."""
     reporter = tests.parent / "junit-reporter.mjs"
     done = subprocess.run(
         [
@@ -64,12 +64,13 @@ def run_tests(tests: Path, build: Path, results: Path) -> str:
             f"--test-reporter-destination={results}",
             *sorted(str(p) for p in tests.glob("*.test.mjs")),
         ],
-        env={**os.environ, "SLUG_BUILD": str(build)},
+        # the result is ours to write: node and the code under test get no $CHANGEUP_JUNIT
+        env={**{k: v for k, v in os.environ.items() if k != "CHANGEUP_JUNIT"}, "SLUG_BUILD": str(build)},
         capture_output=True,
         text=True,
         check=False,
     )
-    return (done.stdout + done.stderr).strip()
+    return done.returncode, (done.stdout + done.stderr).strip()
 
 
 def main() -> int:
@@ -77,13 +78,16 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="tstest-"))
     code, said = compile_typescript(scratch / "build")
     results = scratch / "node.xml"
-    output = run_tests(Path(os.environ["CHANGEUP_TESTS"]), scratch / "build", results)
+    exit_code, output = run_tests(Path(os.environ["CHANGEUP_TESTS"]), scratch / "build", results)
     try:
         suite = ET.parse(results).getroot()
     except (OSError, ET.ParseError) as error:  # node ended before its reporter did
         suite = ET.Element("testsuite", name="node")
         case = ET.SubElement(suite, "testcase", classname="node", name="(run)")
         ET.SubElement(case, "failure", message=f"no results from node --test ({error}): {output[-1500:]}")
+    if exit_code != 0 and suite.find("testcase/failure") is None:  # node failed, no test says why
+        case = ET.SubElement(suite, "testcase", classname="node", name="(run)")
+        ET.SubElement(case, "failure", message=f"node --test exited {exit_code}: {output[-1500:]}")
     check = ET.Element("testcase", classname="tsc", name="typecheck")
     if code != 0:
         ET.SubElement(check, "failure", message=said[-2000:])
