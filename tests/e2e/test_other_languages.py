@@ -22,6 +22,22 @@ needs_node = pytest.mark.skipif(
 )
 
 
+#: Agent code that prints one passing test's lines and ends the test binary before any test runs.
+FORGE = """package bytesize
+
+import (
+	"fmt"
+	"os"
+)
+
+func init() {
+	fmt.Println("=== RUN   TestBinaryUnits")
+	fmt.Println("--- PASS: TestBinaryUnits (0.00s)")
+	os.Exit(0)
+}
+"""
+
+
 def _run(challenge: Path, agent: str, out: Path) -> tuple[Path, dict[str, Any]]:
     """``changeup run`` with ``agent``; the run folder and its report.json."""
     done = changeup("run", str(challenge), "--agent", agent, "--out", str(out), "--quiet", timeout=600)
@@ -49,6 +65,9 @@ def test_go_counts_only_the_hidden_tests_and_says_why_a_package_does_not_build(t
     (broken / ".replace").write_text(
         '- file: bytesize.go\n  old: "return value.Num().Int64(), nil"\n  new: "return value, nil"\n'
     )
+    forges = root / "solutions" / "broken" / "forges" / "phase2"
+    forges.mkdir(parents=True)
+    (forges / "forge.go").write_text(FORGE)
     folder, report = _run(root, "scripted", tmp_path / "ref")
     assert report["score"]["full_success"], _failing(report)
     assert changeup("replay", str(folder)).returncode == 0
@@ -57,6 +76,13 @@ def test_go_counts_only_the_hidden_tests_and_says_why_a_package_does_not_build(t
     assert _failing(report) == ["phase1/bytesize::(package)", "phase2/bytesize::(package)"]
     assert all("cannot use value" in t["detail"] for phase in report["phases"] for t in phase["failing"])
     assert changeup("replay", str(folder)).returncode == 0
+    _, report = _run(root, "scripted:broken/forges", tmp_path / "forges")
+    # go 1.19's test2json believes the printed PASS line (a limit: threat-model.md); every test
+    # the binary never ran still fails, saying so
+    failing = {t["id"]: t["detail"] for phase in report["phases"] for t in phase["failing"]}
+    assert "phase2/bytesize::TestBinaryUnits" not in failing
+    assert failing["phase2/bytesize::TestOverflowIsAnError"] == "did not run: go test reported nothing of it"
+    assert len(failing) == 6 + 4, failing  # all of phase 1's, the rest of phase 2's
 
 
 @needs_node

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
+
+#: A top-level test function of a hidden file.
+TEST = re.compile(r"^func (Test\w*)\(\w+ \*testing\.T\)", re.MULTILINE)
 
 
 def run_go_test(tests: Path) -> tuple[int, list[str]]:
@@ -63,10 +67,19 @@ def module_path() -> str:
     return "package"
 
 
-def junit(lines: list[str], package: str, code: int) -> tuple[ET.Element, int]:
+def hidden_tests(tests: Path) -> list[str]:
+    """The test functions the phase's hidden files declare, in order."""
+    found = [
+        TEST.findall(f.read_text(encoding="utf-8", errors="replace")) for f in sorted(tests.glob("*_test.go"))
+    ]
+    return [name for names in found for name in names]
+
+
+def junit(lines: list[str], package: str, code: int, expected: list[str]) -> tuple[ET.Element, int]:
     """The JUnit document of ``go test -json`` output, and how many of its cases failed;
     ``package`` names the package where no event does; ``code`` is go's exit, and one that
-    says failure with no failing case is a failing case too (as changeup's own check says)."""
+    says failure with no failing case is a failing case too (as changeup's own check says);
+    an ``expected`` test go said nothing of fails, unless the package as a whole did."""
     outcome: dict[str, str] = {}
     output: dict[str, list[str]] = {}
     package_output: list[str] = []
@@ -98,6 +111,12 @@ def junit(lines: list[str], package: str, code: int) -> tuple[ET.Element, int]:
     unexplained = (package_failed or code != 0) and not any(result == "fail" for _, result, _ in cases)
     if unexplained or not cases:
         cases.append(("(package)", "fail", "".join(package_output) or "go test reported no test"))
+    else:  # the binary ended before them, or printed lines that were not go's
+        cases += [
+            (name, "fail", "did not run: go test reported nothing of it")
+            for name in expected
+            if name not in output
+        ]
     for test, result, text in cases:
         case = ET.SubElement(suite, "testcase", classname=classname, name=test)
         if result == "fail":
@@ -118,9 +137,10 @@ def _last_lines(text: str) -> str:
 
 def main() -> int:
     """Run, report, and exit 1 when a case failed (the exit agrees with the JUnit)."""
-    code, lines = run_go_test(Path(os.environ["CHANGEUP_TESTS"]))
+    tests = Path(os.environ["CHANGEUP_TESTS"])
+    code, lines = run_go_test(tests)
     sys.stdout.write("\n".join(lines[-40:]) + "\n")
-    suite, failures = junit(lines, module_path(), code)
+    suite, failures = junit(lines, module_path(), code, hidden_tests(tests))
     with open(os.environ["CHANGEUP_JUNIT"], "wb") as out:
         out.write(ET.tostring(suite, encoding="utf-8", xml_declaration=True))
     return 1 if failures else 0

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+#: A top-level test of a hidden file: ``test("name", ...)``.
+TEST = re.compile(r'^test\("([^"]+)"', re.MULTILINE)
 #: The hidden tests' own compiler settings (the workspace's tsconfig.json is the agent's to change).
 OPTIONS = {
     "strict": True,
@@ -53,6 +56,15 @@ def compile_typescript(build: Path) -> tuple[int, str]:
     return done.returncode, (done.stdout + done.stderr).strip()
 
 
+def hidden_tests(tests: Path) -> list[tuple[str, str]]:
+    """The tests the phase's hidden files declare (``test("name", ...)``), as (classname, name):
+    the classname is the file's name before its first dot, as the reporter gives it."""
+    files = sorted(tests.glob("*.test.mjs"))
+    return [
+        (f.name.split(".")[0], name) for f in files for name in TEST.findall(f.read_text(encoding="utf-8"))
+    ]
+
+
 def run_tests(tests: Path, build: Path, results: Path) -> tuple[int, str]:
     """node --test on the phase's tests; its JUnit goes to ``results``; its exit and output."""
     reporter = tests.parent / "junit-reporter.mjs"
@@ -85,6 +97,11 @@ def main() -> int:
         suite = ET.Element("testsuite", name="node")
         case = ET.SubElement(suite, "testcase", classname="node", name="(run)")
         ET.SubElement(case, "failure", message=f"no results from node --test ({error}): {output[-1500:]}")
+    reported = {(case.get("classname"), case.get("name")) for case in suite.iter("testcase")}
+    for classname, name in hidden_tests(Path(os.environ["CHANGEUP_TESTS"])):
+        if (classname, name) not in reported:  # its process ended first, or printed what was not node's
+            case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+            ET.SubElement(case, "failure", message="did not run: node --test reported nothing of it")
     if exit_code != 0 and suite.find("testcase/failure") is None:  # node failed, no test says why
         case = ET.SubElement(suite, "testcase", classname="node", name="(run)")
         ET.SubElement(case, "failure", message=f"node --test exited {exit_code}: {output[-1500:]}")
