@@ -8,8 +8,10 @@ equal to anything, ``agents/impostor.py``) must fall short of full marks, unless
 tests see the program only across a process boundary (``isolation.py``: then none is
 planned, and the table says why); and the reference must do it again, ``trials`` more
 times, to catch flaky tests. A challenge without a reference solution fails at once, with
-no run. A first row says where the challenge's agent code runs while its hidden tests decide:
-isolated in a process of its own (``testing: isolation: process``), or in-process, sharing theirs.
+no run; one whose declared tools this machine lacks (``go``, ``node``) is skipped, loudly: one
+row, marked skipped, names what is missing, and no run is made. A first row says where the
+challenge's agent code runs while its hidden tests decide: isolated in a process of its own
+(``testing: isolation: process``), or in-process, sharing theirs.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.model import Challenge
 from orchestrator.challenge.testids import covers
+from orchestrator.challenge.uses import needs_of
 from orchestrator.grading.diagnosis import missing_in
 from orchestrator.grading.isolation import isolated, strength
 from orchestrator.grading.policy import counts
@@ -37,6 +40,7 @@ from orchestrator.run.runs import RunFolder, run_challenge
 from orchestrator.scoring.judge import Judge, RuleJudge
 from orchestrator.session.replay import replay_records
 from orchestrator.session.workspace import Workspace
+from orchestrator.system.toolsets import resolve
 from orchestrator.system.venvs import EnvironmentFailure, grading_environment
 from triggers.records import TestsResult
 from triggers.typecheck import did_you_mean
@@ -54,6 +58,8 @@ class Check:
     got: str
     ok: bool
     folder: str = ""
+    #: nothing was checked: the machine lacks what the challenge's tests need (``got`` says what)
+    skipped: bool = False
 
 
 def exact_match(declared: list[str], failing: list[str]) -> tuple[list[str], list[str]]:
@@ -247,6 +253,8 @@ def _plan(challenge: Challenge, trials: int) -> list[str]:
     without a reference solution, only the one that says there is none."""
     if not challenge.reference.is_dir():
         return ["reference"]
+    if _lacking_tools(challenge):
+        return ["toolchain"]
     # A double of a result can fool only tests that call the agent's code in their own
     # process: across a process boundary (a test command, a program the tests start) it is
     # never seen, and the table says why no impostor ran.
@@ -259,6 +267,16 @@ def _plan(challenge: Challenge, trials: int) -> list[str]:
         *impostors,
         *(f"reference #{n}" for n in range(2, trials + 2)),
     ]
+
+
+def _lacking_tools(challenge: Challenge) -> str:
+    """What this machine lacks of the tools and data ``challenge`` declares (``""``: nothing);
+    every run would be invalid, so calibration skips the challenge and says why."""
+    try:
+        resolve(needs_of(challenge))
+    except EnvironmentFailure as failure:
+        return str(failure)
+    return ""
 
 
 def _isolation_check(challenge: Challenge) -> Check:
@@ -283,6 +301,9 @@ async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Che
         # Every other run applies or compares against the reference: none of them can pass.
         got = "no solutions/reference/ folder: nothing to calibrate against, so no run was made"
         return Check(challenge.id, label, "a reference solution", got, False)
+    if label == "toolchain":
+        got = f"SKIPPED, not calibrated: {_lacking_tools(challenge)}; install it to calibrate this challenge"
+        return Check(challenge.id, label, "the tools its tests declare", got, True, skipped=True)
     if challenge.python_problem():  # every run would be refused
         return Check(challenge.id, label, "a Python the challenge runs on", challenge.python_problem(), False)
     if label == "impostors":

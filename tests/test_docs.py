@@ -38,3 +38,22 @@ def test_authoring_doc_complete_example_is_the_shipped_export_time() -> None:
     example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     shipped = DOCS.parent / "challenges" / "export-time" / "challenge.yaml"
     assert example == shipped.read_text()
+
+
+def test_authoring_doc_other_language_walkthrough_is_the_shipped_go_challenge() -> None:
+    """The non-Python walkthrough's command, support and tools lines are go-byte-sizes' own, and
+    its folder listing names files that exist."""
+    text = (DOCS / "authoring.md").read_text()
+    section = text.split("## Writing a challenge in another language", 1)[1].split("\n## ", 1)[0]
+    root = DOCS.parent / "challenges" / "go-byte-sizes"
+    shipped = (root / "challenge.yaml").read_text()
+    yaml_block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    for line in yaml_block.splitlines():
+        assert line.strip() in shipped, line
+    listing = section.split("```\nchallenges/go-byte-sizes/\n", 1)[1].split("```", 1)[0]
+    for line in listing.splitlines():
+        folder, _, rest = line.strip().partition(" ")
+        if "<" in folder or folder == "challenge.yaml":
+            continue
+        for name in rest.split("(")[0].split():
+            assert (root / folder / name).exists(), (folder, name)

@@ -401,9 +401,9 @@ class PytestRunner:
             for phase in chosen
             for problem in hidden.add(phase, None if self.sealed is None else self.sealed.get(phase.id, {}))
         ]
-        if any(
-            phase.command is None for phase in chosen
-        ):  # beside the hidden tests: the challenge is out of sight
+        if any(phase.command is None for phase in chosen) or self.challenge.model.testing.support:
+            # beside the hidden tests (a test command finds them at $CHANGEUP_TESTS/..): the
+            # challenge is out of sight
             sealed = None if self.sealed is None else self.sealed.get(SUPPORT, {})
             broken += hidden.add_support(support_files(self.challenge), sealed)
         superseded = superseded_by(self.challenge, phases)

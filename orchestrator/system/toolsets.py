@@ -30,7 +30,8 @@ adds nothing.
    name is the kit's (the C and C++ kit: the compilers, binutils, libc's and libstdc++'s
    headers and link libraries), other tools it runs (``cargo`` links with ``cc``), and a
    rustup toolchain (``cargo``, ``rustc`` through rustup: the toolchain's folder but its docs
-   and sources).
+   and sources); ``go`` brings its standard library's sources, which Debian packages apart, and
+   Debian's ``node`` the packages its built-in modules are loaded from.
 
 Not covered: programs a tool finds by configuration rather than by package (a plugin folder
 named in ``/etc``, which is not copied), a script whose interpreter is the machine's own
@@ -136,6 +137,13 @@ _C = Kit(
     )
 )
 _RUST = Kit(packages=("cargo", "rustc", "rustc-*", "libstd-rust-*"), tools=("cc",), rustup=True)
+# Debian's go keeps its standard library's sources (which every build reads) in a package of
+# their own, linked into its GOROOT (/usr/lib/go-1.19/src -> /usr/share/go-1.19/src).
+_GO = Kit(packages=("golang-*-src",))
+# Debian's node (not NodeSource's, which is whole) loads some of its built-in modules from
+# other packages at run time (/usr/share/nodejs/{acorn,cjs-module-lexer,undici}, through
+# libnode's Depends): without them it aborts at start.
+_NODE = Kit(packages=("libnode*", "node-*"))
 #: Toolchains by the names a challenge declares them with.
 KITS: dict[str, Kit] = {
     "gcc": _C,
@@ -145,6 +153,9 @@ KITS: dict[str, Kit] = {
     "cpp": _C,
     "cargo": _RUST,
     "rustc": _RUST,
+    "go": _GO,
+    "node": _NODE,
+    "nodejs": _NODE,
 }
 
 
@@ -231,7 +242,8 @@ class Toolset:
                 seen.append([str(place), info.st_size, info.st_mtime_ns])
             except OSError:
                 seen.append([str(place)])
-        names = [[t.name, str(t.path)] for t in self.tools]
+        # the kit too: what a toolchain brings may change with changeup, not only with the machine
+        names = [[t.name, str(t.path), list(t.kit.packages) if t.kit else []] for t in self.tools]
         return hashlib.sha256(json.dumps([names, list(self.data), seen]).encode()).hexdigest()[:16]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from orchestrator.calibrate import calibrate, exact_match
 from orchestrator.challenge.loader import load_challenge
-from tests.cli import REPO
+from tests.cli import REPO, in_process
 
 
 def test_exact_match() -> None:
@@ -81,3 +82,25 @@ def test_an_impostor_with_full_marks_fails_calibration_unless_isolated(tmp_path:
     assert all(c.ok for c in apart), [c for c in apart if not c.ok]
     said = {c.run: c.got for c in checks if c.run == "isolation"}
     assert [c.got.split(":")[0] for c in checks if c.run == "isolation"] == ["in-process", "isolated"], said
+
+
+def test_a_challenge_whose_toolchain_is_missing_is_skipped_loudly(tmp_path: Path) -> None:
+    """Without go on PATH, go-byte-sizes is not calibrated and not passed in silence: one row,
+    marked skipped, names the missing tool, and the summary names the challenge; no run is made."""
+    out = tmp_path / "out"
+    result = in_process(
+        "calibrate",
+        str(REPO / "challenges" / "go-byte-sizes"),
+        "--out",
+        str(out),
+        env={"PATH": str(tmp_path)},
+    )
+    assert result.exit_code == 0, result.output
+    assert re.search(r"SKIPPED go-byte-sizes toolchain: SKIPPED, not calibrated: .*'go'", result.output)
+    assert "SKIPPED, not calibrated (this machine lacks the tools their tests declare): go-byte-sizes" in (
+        " ".join(result.output.split())
+    )
+    (row,) = json.loads((out / "calibration.json").read_text())
+    assert row["skipped"]
+    assert row["run"] == "toolchain"
+    assert not [p for p in out.iterdir() if p.is_dir()]  # no run folder

@@ -18,6 +18,7 @@ needs_dpkg = pytest.mark.skipif(
 )
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="LOUD SKIP: git is not installed here")
 needs_npm = pytest.mark.skipif(shutil.which("npm") is None, reason="LOUD SKIP: npm is not installed here")
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="LOUD SKIP: go is not installed here")
 
 
 def test_bash_loads_libc_through_the_dynamic_loader() -> None:
@@ -94,6 +95,20 @@ def test_git_brings_its_helpers_and_templates_not_its_docs() -> None:
     assert any(f.startswith("/usr/share/git-core/templates/") for f in files)
     assert not any(f.startswith("/usr/share/doc/") for f in files)
     assert "/usr/bin/git-shell" not in files
+
+
+@needs_go
+@needs_dpkg
+def test_go_brings_the_sources_of_its_standard_library() -> None:
+    """Debian's go links its GOROOT's src to another package (golang-*-src): its kit brings that
+    package's files, which every build reads, and a change of kit changes the root's identity."""
+    toolset = resolve(Needs(("go",)))
+    files = {str(path) for path in contents(toolset).files}
+    assert any(f.startswith("/usr/share/go-") and f.endswith("/src/fmt/print.go") for f in files)
+    (tool,) = toolset.tools
+    assert tool.kit is not None
+    bare = type(toolset)((type(tool)(tool.name, tool.path, tool.folders, None),), path=toolset.path)
+    assert bare.identity() != toolset.identity()
 
 
 @needs_npm

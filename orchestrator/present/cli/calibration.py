@@ -78,8 +78,8 @@ def calibration_table(checks: list[Check]) -> Table:
             terminal(check.run),
             terminal(check.expected),
             terminal(check.got),
-            "✓" if check.ok else "✗",
-            style=None if check.ok else "red",
+            "skipped" if check.skipped else "✓" if check.ok else "✗",
+            style="yellow" if check.skipped else None if check.ok else "red",
         )
     return table
 
@@ -107,6 +107,8 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
       broken/NAME   each broken variant fails exactly the tests and criteria it declares
       impostor/KIND the reference returning doubles of its results falls short of full marks
       reference #N  the reference again, TRIALS times, to catch flaky tests
+      toolchain     instead of all of the above, when this machine lacks a tool the
+                    challenge's tests declare (testing: tools): SKIPPED, naming it
 
     Each check is printed as it ends, then the table of them all. Exits 0 when every check
     passes; 1 on any miss; 2 when a challenge is not valid or --judge names no judge (nothing
@@ -140,7 +142,7 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     console = stdout()
 
     def progress(check: Check) -> None:
-        mark = "[green]ok[/]" if check.ok else "[red]MISS[/]"
+        mark = "[yellow]SKIPPED[/]" if check.skipped else "[green]ok[/]" if check.ok else "[red]MISS[/]"
         console.print(f"{mark} {terminal(f'{check.challenge} {check.run}: {check.got}')}")
 
     checks = anyio.run(
@@ -149,4 +151,10 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     console.print(calibration_table(checks))
     misses = [c for c in checks if not c.ok]
     console.print(terminal(f"{len(checks) - len(misses)} of {len(checks)} checks passed; runs in {out}"))
+    skipped = [c.challenge for c in checks if c.skipped]
+    if skipped:  # never a silent pass: a skipped challenge is named at the end, too
+        console.print(
+            f"[yellow]SKIPPED, not calibrated[/] (this machine lacks the tools their tests declare): "
+            f"{terminal(', '.join(skipped))}"
+        )
     sys.exit(Exit.FAILED if misses else Exit.OK)

@@ -1,0 +1,3 @@
+module example.com/bytesize
+
+go 1.19
