@@ -22,6 +22,7 @@ AGENT = REPO / "tests" / "fixtures" / "pivot-agent" / "plays.py"
 PIVOTS = {
     "pivot-cloud-storage": "broken/missing-is-none",
     "pivot-multi-tenant": "broken/tenant-in-notes",
+    "pivot-service-split": "broken/url-required",
 }
 
 
