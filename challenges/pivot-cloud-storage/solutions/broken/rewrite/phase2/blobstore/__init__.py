@@ -1,0 +1,1 @@
+"""A pluggable blob layer: one abstract backend, a local-disk and an S3 implementation."""
