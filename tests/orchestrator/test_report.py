@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.challenge.scaffold import scaffold
 from orchestrator.log.eventlog import LogContents
 from orchestrator.log.records import decode_entry
 from orchestrator.log.report import Report, Rescore, Scope
@@ -194,6 +196,30 @@ def test_superseded_tests_are_counted_apart_and_listed_in_the_html() -> None:
     assert "phase1: 2 superseded test(s) no longer run since phase2" in terminal
     page = report_html(report, contents.entries)
     assert '<ul id="superseded"><li><code>phase1/test_export_time.py::test_keeps_offset</code>' in page
+
+
+def test_a_phase_whose_tests_are_all_superseded_keeps_its_verdict_from_before(tmp_path: Path) -> None:
+    """Phase 1's only test superseded: it scores by its last run before (1/1), not 0/0 as 0%."""
+    scaffold(tmp_path / "c", "contradiction")
+    challenge = load_challenge(tmp_path / "c")
+    contents = log(
+        *START,
+        {**RESULT, "phases": [verdict("phase1", 0, 1)]},
+        {**RESULT, "request": 2, "phases": [verdict("phase1", 1)]},
+        {"kind": "phase.unlocked", "phase": "phase2", "trigger": "contradiction"},
+        {**RESULT, "request": 3, "phases": [verdict("phase1", 0), verdict("phase2", 1)]},
+        {"kind": "session.ended", "reason": "agent_done", "detail": ""},
+        {
+            **RESULT,
+            "kind": "session.graded",
+            "request": 0,
+            "phases": [verdict("phase1", 0), verdict("phase2", 1)],
+        },
+    )
+    report = build_report(challenge, contents)
+    first = report.phases[0]
+    assert (first.passed, first.total, first.score, first.full_marks) == (1, 1, 1.0, True)
+    assert report.score.total == 1.0
 
 
 def test_one_clock_and_one_duration_format() -> None:
