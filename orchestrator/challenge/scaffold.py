@@ -27,6 +27,8 @@ class _Pattern:
     supersedes: str = ""
     extra_phase1_test: str = ""
     extra_phase1_solution: str = ""
+    #: more of the starter: a stub of what a later phase takes away, so its removal test fails on it
+    extra_starter: str = ""
 
 
 _GREET = '''\
@@ -149,6 +151,7 @@ def shout(name: str) -> str:
     """Greet loudly."""
     return greet(name).upper()
 ''',
+        extra_starter="\n\ndef shout(name: str) -> str:\n    raise NotImplementedError\n",
     ),
     "revision": _Pattern(
         kind="revision",
@@ -240,7 +243,9 @@ def scaffold(target: Path, pattern: str) -> list[Path]:
             Check it with `changeup validate {target.as_posix()}`.
             """
         ),
-        "workspace/app.py": "def greet(name: str) -> str:\n    raise NotImplementedError\n",
+        "workspace/app.py": (
+            "def greet(name: str) -> str:\n    raise NotImplementedError\n" + spec.extra_starter
+        ),
         "tests/phase1/test_app.py": (
             "from app import greet\n\n\ndef test_greets_by_name():\n"
             '    """The greeting names the person."""\n'
