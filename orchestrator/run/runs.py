@@ -45,6 +45,7 @@ __all__ = [
     "RunRefused",
     "finished_run",
     "open_run",
+    "out_problem",
     "run_challenge",
     "start_phase",
     "write_reports",
@@ -95,10 +96,23 @@ def start_phase(challenge: Challenge, phase: str | None) -> str | None:
     return phase
 
 
+def out_problem(out: Path) -> str:
+    """Why run folders cannot be made in ``out`` (it or a folder above it is a file); "" when they can."""
+    blocker = next((path for path in (out, *out.parents) if path.exists() and not path.is_dir()), None)
+    if blocker is None:
+        return ""
+    return (
+        f"--out {out}: {blocker} is a file, not a folder; --out names the folder run folders "
+        "are made in (it is created when missing)"
+    )
+
+
 def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
     """Raise :class:`RunRefused` when the run could only be invalid: its agent cannot run
     here (:meth:`Agent.preflight`), the grading Python is not one the challenge needs, or
-    ``out`` is itself a run folder."""
+    ``out`` is itself a run folder or a file."""
+    if out_problem(out):
+        raise RunRefused(out_problem(out))
     if (out / "events.jsonl").exists():
         raise RunRefused(
             f"--out {out} is a run folder (it holds events.jsonl); run folders are made inside "

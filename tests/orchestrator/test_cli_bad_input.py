@@ -30,6 +30,16 @@ def _out_is_a_run_folder(tmp_path: Path) -> list[str]:
     return ["run", str(NORMALIZE_TAGS), "--out", str(earlier)]
 
 
+def _out_is_a_file(tmp_path: Path) -> list[str]:
+    (tmp_path / "notes.txt").write_text("")
+    return ["run", str(NORMALIZE_TAGS), "--out", str(tmp_path / "notes.txt")]
+
+
+def _out_is_under_a_file(tmp_path: Path) -> list[str]:
+    (tmp_path / "notes.txt").write_text("")
+    return ["run", str(NORMALIZE_TAGS), "--out", str(tmp_path / "notes.txt" / "runs")]
+
+
 #: Bad input, each with what the message must tell the person (exit 2, nothing made).
 BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "missing challenge": (lambda tmp: ["run", str(tmp / "nope")], "no such challenge folder: "),
@@ -48,6 +58,11 @@ BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         "no such file './my-agent.sh': a relative path is looked up from",
     ),
     "out is a run folder": (_out_is_a_run_folder, "is a run folder (it holds events.jsonl)"),
+    "out is a file": (_out_is_a_file, "notes.txt is a file, not a folder; --out names the folder"),
+    "out is under a file": (
+        _out_is_under_a_file,
+        "notes.txt is a file, not a folder; --out names the folder",
+    ),
     "negative debounce": (
         lambda tmp: ["run", str(NORMALIZE_TAGS), "--debounce", "-1"],
         "Invalid value for '--debounce'",
@@ -115,3 +130,32 @@ def test_report_of_a_folder_that_is_not_a_run_says_so(tmp_path: Path) -> None:
             assert isinstance(result.exception, SystemExit)
             assert f"Error: {path}: {problem}" in result.output
             assert "runs/<challenge>-<time>-<agent>" in result.output
+
+
+def test_calibrate_out_naming_a_file_exits_2(tmp_path: Path) -> None:
+    """``calibrate --out`` naming a regular file: exit 2 and what --out must be, not a traceback."""
+    (tmp_path / "notes.txt").write_text("")
+    result = in_process(
+        "calibrate", str(NORMALIZE_TAGS), "--trials", "0", "--out", str(tmp_path / "notes.txt")
+    )
+    assert result.exit_code == Exit.BAD_INPUT, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert "notes.txt is a file, not a folder" in result.output
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "notes.txt"]
+
+
+def test_compare_and_review_of_a_run_folder_say_it_is_one(tmp_path: Path) -> None:
+    """A run folder (events.jsonl and a run's manifest.json) given to compare or review: exit 2,
+    it is a run folder, and what to run instead; nothing written."""
+    run = tmp_path / "normalize-tags-20260101-000000-scripted"
+    run.mkdir()
+    (run / "events.jsonl").write_text("")
+    (run / "manifest.json").write_text('{"files": {}}')
+    for command in ("compare", "review"):
+        result = in_process(command, str(run))
+        assert result.exit_code == Exit.BAD_INPUT, result.output
+        assert isinstance(result.exception, SystemExit)
+        shown = " ".join(result.output.split())
+        assert f"{run} is a run folder (it holds events.jsonl), not a matrix's results" in shown
+        assert f"`changeup show {run}`" in shown
+    assert sorted(p.name for p in run.iterdir()) == ["events.jsonl", "manifest.json"]
