@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunFolder",
+    "RunFolderGone",
     "RunRefused",
     "finished_run",
     "open_run",
@@ -81,6 +82,11 @@ def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report")
 
 class RunRefused(ValueError):
     """A run refused before anything of it was made; the message says what to do instead."""
+
+
+class RunFolderGone(RuntimeError):
+    """The run's folder, or its event log, was deleted while the run was going: it crashed,
+    and what it recorded went with the folder."""
 
 
 def start_phase(challenge: Challenge, phase: str | None) -> str | None:
@@ -216,6 +222,11 @@ async def finished_run(
         # Stamped with the time it stopped, not its last record's: a report says how long it ran.
         t = max(session.elapsed(), log.last_t) if session is not None else log.last_t
         log.append(SessionAborted("interrupted" if stopped else "crashed", detail), t, sync=True)
+        if not stopped and not folder.log.is_file():  # the record above went to a deleted file
+            raise RunFolderGone(
+                f"the run crashed: its folder {folder.path} was deleted while it was going (noticed as "
+                f"{type(error).__name__}: {error}); its event log went with it, so no report is left"
+            ) from error
         raise
     finally:
         await factory.aclose()

@@ -249,7 +249,7 @@ def run_command(
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_summary
     from orchestrator.run.logging_config import configure
-    from orchestrator.run.runs import RunFolder, RunRefused, run_challenge, write_reports
+    from orchestrator.run.runs import RunFolder, RunFolderGone, RunRefused, run_challenge, write_reports
     from orchestrator.scoring.judge import JudgeSpecError, parse_judge
 
     params = dict(click.get_current_context().params)
@@ -311,6 +311,10 @@ def run_command(
         )
     except RunRefused as error:
         raise BadInput(str(error)) from None
+    except RunFolderGone as error:
+        live.stop()
+        click.echo(f"error: {error}", err=True)
+        sys.exit(Exit.FAILED)
     except KeyboardInterrupt:
         live.stop()
         if folders:
