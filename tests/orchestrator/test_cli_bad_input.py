@@ -159,3 +159,17 @@ def test_compare_and_review_of_a_run_folder_say_it_is_one(tmp_path: Path) -> Non
         assert f"{run} is a run folder (it holds events.jsonl), not a matrix's results" in shown
         assert f"`changeup show {run}`" in shown
     assert sorted(p.name for p in run.iterdir()) == ["events.jsonl", "manifest.json"]
+
+
+def test_a_matrix_agent_given_as_a_bare_spec_says_the_mapping_it_needs(tmp_path: Path) -> None:
+    """``agents: [scripted]``: exit 2, the mapping an agent entry is ({name, agent}), not pydantic's
+    'valid dictionary or instance of AgentEntry'."""
+    path = tmp_path / "matrix.yaml"
+    path.write_text("matrix:\n  challenges: [x]\n  agents: [scripted]\n")
+    result = in_process("run", "--matrix", str(path), "--out", str(tmp_path / "results"))
+    assert result.exit_code == Exit.BAD_INPUT, result.output
+    shown = " ".join(result.output.split())
+    assert f"{path}:3:12: matrix.agents[0]: expected a mapping {{name, agent}} (optional keys: " in shown
+    assert "got 'scripted'" in shown
+    assert "AgentEntry" not in shown
+    assert sorted(tmp_path.iterdir()) == [path]
