@@ -195,10 +195,11 @@ def scaffold(target: Path, pattern: str) -> list[Path]:
         raise ScaffoldError(f"{target} exists and is not empty")
     name = re.sub(r"[^a-z0-9._-]+", "-", target.name.lower()).strip("-") or "new-challenge"
     spec = SCAFFOLDS[pattern]
+    article = "An" if pattern[0] in "aeiou" else "A"  # the patterns' names are plain English words
     files = {
         "challenge.yaml": dedent(
             f"""\
-            # A {pattern} challenge. Reference: docs/authoring.md, docs/conditions.md.
+            # {article} {pattern} challenge. Reference: docs/authoring.md, docs/conditions.md.
             challenge:
               id: {name}
               title: {name.replace("-", " ").capitalize()}
@@ -235,7 +236,7 @@ def scaffold(target: Path, pattern: str) -> list[Path]:
             f"""\
             # {name}
 
-            A {pattern} challenge scaffolded by `changeup new`. Replace the greeting example
+            {article} {pattern} challenge scaffolded by `changeup new`. Replace the greeting example
             with your own task; keep the shape: phase 1's hidden tests in `tests/phase1/`,
             phase 2's in `tests/phase2/`, and a reference solution per phase in
             `solutions/reference/<phase>/` (copied over the workspace by the scripted agent).

@@ -50,6 +50,19 @@ def test_new_scaffold_validates_and_calibrates_as_generated(pattern: str, tmp_pa
     assert "MISS" not in calibrated.stdout
 
 
+def test_new_uses_an_before_a_vowel(tmp_path: Path) -> None:
+    """The scaffold's comment and README read "An escalation challenge", "A pivot challenge"."""
+    for pattern, article in [("escalation", "An"), ("pivot", "A")]:
+        result = CliRunner().invoke(cli, ["new", str(tmp_path / pattern), "--pattern", pattern])
+        assert result.exit_code == 0, result.output
+        assert (
+            (tmp_path / pattern / "challenge.yaml")
+            .read_text()
+            .startswith(f"# {article} {pattern} challenge.")
+        )
+        assert f"\n{article} {pattern} challenge scaffolded" in (tmp_path / pattern / "README.md").read_text()
+
+
 def test_new_refuses_a_non_empty_folder(tmp_path: Path) -> None:
     """Scaffolding never overwrites an author's files."""
     (tmp_path / "keep.txt").write_text("mine")
