@@ -5,12 +5,14 @@ real process is driven by the end-to-end tests (test_run.py's missing challenge 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from orchestrator.challenge.scaffold import scaffold
 from orchestrator.present.exits import EXIT_TABLE, Exit
 from tests.cli import REPO, in_process
 
@@ -28,6 +30,12 @@ def _out_is_a_run_folder(tmp_path: Path) -> list[str]:
     earlier.mkdir(parents=True)
     (earlier / "events.jsonl").write_text("")
     return ["run", str(NORMALIZE_TAGS), "--out", str(earlier)]
+
+
+def _no_reference_solution(tmp_path: Path) -> list[str]:
+    scaffold(tmp_path / "imported", "pivot")  # a challenge as an import without a solution leaves it
+    shutil.rmtree(tmp_path / "imported" / "solutions")
+    return ["run", str(tmp_path / "imported"), "--agent", "scripted"]
 
 
 def _out_is_a_file(tmp_path: Path) -> list[str]:
@@ -58,6 +66,11 @@ BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         "no such file './my-agent.sh': a relative path is looked up from",
     ),
     "out is a run folder": (_out_is_a_run_folder, "is a run folder (it holds events.jsonl)"),
+    "scripted without a reference solution": (
+        _no_reference_solution,
+        "has no reference solution, so the scripted agent has nothing to apply; add one per phase in "
+        "solutions/reference/<phase>/",
+    ),
     "out is a file": (_out_is_a_file, "notes.txt is a file, not a folder; --out names the folder"),
     "out is under a file": (
         _out_is_under_a_file,
