@@ -222,6 +222,23 @@ def test_a_phase_whose_tests_are_all_superseded_keeps_its_verdict_from_before(tm
     assert report.score.total == 1.0
 
 
+def test_show_puts_a_turns_changes_and_commit_before_its_end() -> None:
+    """The watcher sees a turn's writes and commit after the turn ended; show lists them first, and
+    a test run whose only empty phase is all superseded (0/0) is not marked failing."""
+    contents = log(
+        *START,
+        {"kind": "agent.started"},
+        {"kind": "agent.turn_ended", "exit_code": 0, "reason": ""},
+        {"kind": "fs.changed", "changes": [{"path": "app.py", "change": "modified"}], "omitted": 0},
+        {"kind": "git.commit", "sha": "2f8ffa03bee841bc", "message": "Implement phase1", "omitted": 0},
+        {**RESULT, "phases": [verdict("phase1", 0), verdict("phase2", 1)]},
+    )
+    shown = [text.split("  ", 1)[1] for _, _, text in lines(contents.entries)]
+    turn = shown.index("agent turn ended (exit 0)")
+    assert shown[turn - 2 : turn] == ["✎ 1 file(s) changed: app.py", "● commit 2f8ffa03be Implement phase1"]
+    assert shown[turn + 1] == "✓ tests #1: phase1 0/0, phase2 1/1"
+
+
 def test_one_clock_and_one_duration_format() -> None:
     """Moments are mm:ss (h:mm:ss past an hour); durations are seconds, then minutes and seconds."""
     assert [clock(0.38), clock(75.2), clock(3725.0)] == ["00:00", "01:15", "1:02:05"]
