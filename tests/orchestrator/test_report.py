@@ -239,6 +239,27 @@ def test_show_puts_a_turns_changes_and_commit_before_its_end() -> None:
     assert shown[turn + 1] == "✓ tests #1: phase1 0/0, phase2 1/1"
 
 
+def test_a_criterion_that_is_not_scored_says_why_it_is_shown() -> None:
+    """The terminal's ``protection │ not scored │ 100%`` row is explained under the table: not in
+    the total, yet short of 100% it blocks full success, and it is critical."""
+    protection = {
+        **criterion("protection", 0, 1.0),
+        "title": "The agent's own tests were not weakened",
+        "critical": True,
+    }
+    contents = log(
+        *START,
+        {**RESULT, "kind": "session.graded", "request": 0, "phases": [verdict("phase1", 3)]},
+        {"kind": "session.scored", "criteria": [protection]},
+    )
+    _, terminal = markdown_and_terminal(build_report(EXPORT_TIME, contents))
+    assert "│ protection │ not scored │  100% │" in terminal
+    assert (
+        "  protection: The agent's own tests were not weakened: not scored (weight 0), so not in the total, "
+        "but short of 100% it blocks full success; its failure is a critical failure"
+    ) in terminal
+
+
 def test_one_clock_and_one_duration_format() -> None:
     """Moments are mm:ss (h:mm:ss past an hour); durations are seconds, then minutes and seconds."""
     assert [clock(0.38), clock(75.2), clock(3725.0)] == ["00:00", "01:15", "1:02:05"]
