@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from orchestrator.seams import Agent
 
 __all__ = [
+    "BUILT_INS",
     "IMPOSTORS",
     "PRESETS",
     "SPEC_HELP",
@@ -33,21 +34,41 @@ __all__ = [
     "parse_agent",
 ]
 
-SPEC_HELP = """\
-scripted                 apply the challenge's reference solution, phase by phase
-scripted:broken/NAME     apply a deliberately broken variant
-impostor:KIND            the reference, its functions returning doubles equal to anything
-                         (always-equal, equal-subclass)
-command:CMD              run `sh -c CMD` in the workspace once per turn (the turn's messages on
-                         stdin and in $CHANGEUP_MESSAGE_FILE; ./CMD is found from here)
-process:CMD              one long-lived `sh -c CMD`; messages on stdin;
-                         it prints <<<TURN DONE>>> to end a turn
-inbox                    write messages to .changeup/inbox/NNN.md; create NNN.done to end a turn
-human                    a person: each message shown here (and in the inbox); Enter or NNN.done ends a turn
-claude-code, codex, aider, gemini-cli, mini-swe-agent, openhands
-                         a coding agent's CLI, once per message, continuing its conversation
-                         (`changeup agents` lists them); set --agent-option model=…, flags=…,
-                         binary=… or unattended=…"""
+#: The built-in agents (no CLI to install), each an ``--agent`` spec and what it does, one
+#: string per line: ``changeup run --help`` and ``changeup agents`` list them.
+BUILT_INS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("scripted", ("apply the challenge's reference solution, phase by phase",)),
+    ("scripted:broken/NAME", ("apply a deliberately broken variant",)),
+    (
+        "impostor:KIND",
+        (
+            "the reference, its functions returning doubles equal to anything",
+            "(always-equal, equal-subclass)",
+        ),
+    ),
+    (
+        "command:CMD",
+        (
+            "run `sh -c CMD` in the workspace once per turn (the turn's messages on",
+            "stdin and in $CHANGEUP_MESSAGE_FILE; ./CMD is found from here)",
+        ),
+    ),
+    (
+        "process:CMD",
+        ("one long-lived `sh -c CMD`; messages on stdin;", "it prints <<<TURN DONE>>> to end a turn"),
+    ),
+    ("inbox", ("write messages to .changeup/inbox/NNN.md; create NNN.done to end a turn",)),
+    ("human", ("a person: each message shown here (and in the inbox); Enter or NNN.done ends a turn",)),
+)
+
+SPEC_HELP = "\n".join(
+    f"{spec:25}{lines[0]}" + "".join(f"\n{'':25}{line}" for line in lines[1:]) for spec, lines in BUILT_INS
+) + (
+    "\nclaude-code, codex, aider, gemini-cli, mini-swe-agent, openhands\n"
+    "                         a coding agent's CLI, once per message, continuing its conversation\n"
+    "                         (`changeup agents` lists them); set --agent-option model=…, flags=…,\n"
+    "                         binary=… or unattended=…"
+)
 
 
 #: Where each adapter name of ``__all__`` is defined: loaded on first use (PEP 562), so that

@@ -37,6 +37,13 @@ class ScriptedAgent(TurnAgent):
         """Refuse a variant the challenge does not have, naming those it has."""
         if (challenge.root / "solutions" / self.variant).is_dir():
             return
+        reference = challenge.root / "solutions" / "reference"
+        if not reference.is_dir():  # e.g. an imported task that came with no solution
+            raise AgentUnavailable(
+                f"{reference} does not exist: {challenge.id} has no reference solution, so the scripted "
+                "agent has nothing to apply; add one per phase in solutions/reference/<phase>/ "
+                "(docs/authoring.md), or run another --agent (`changeup agents` lists them)"
+            )
         broken = challenge.root / "solutions" / "broken"
         names = sorted(p.name for p in broken.iterdir() if p.is_dir()) if broken.is_dir() else []
         has = ", ".join(f"scripted:broken/{name}" for name in names) or "none"

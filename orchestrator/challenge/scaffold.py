@@ -27,6 +27,8 @@ class _Pattern:
     supersedes: str = ""
     extra_phase1_test: str = ""
     extra_phase1_solution: str = ""
+    #: more of the starter: a stub of what a later phase takes away, so its removal test fails on it
+    extra_starter: str = ""
 
 
 _GREET = '''\
@@ -149,6 +151,7 @@ def shout(name: str) -> str:
     """Greet loudly."""
     return greet(name).upper()
 ''',
+        extra_starter="\n\ndef shout(name: str) -> str:\n    raise NotImplementedError\n",
     ),
     "revision": _Pattern(
         kind="revision",
@@ -192,10 +195,11 @@ def scaffold(target: Path, pattern: str) -> list[Path]:
         raise ScaffoldError(f"{target} exists and is not empty")
     name = re.sub(r"[^a-z0-9._-]+", "-", target.name.lower()).strip("-") or "new-challenge"
     spec = SCAFFOLDS[pattern]
+    article = "An" if pattern[0] in "aeiou" else "A"  # the patterns' names are plain English words
     files = {
         "challenge.yaml": dedent(
             f"""\
-            # A {pattern} challenge. Reference: docs/authoring.md, docs/conditions.md.
+            # {article} {pattern} challenge. Reference: docs/authoring.md, docs/conditions.md.
             challenge:
               id: {name}
               title: {name.replace("-", " ").capitalize()}
@@ -232,7 +236,7 @@ def scaffold(target: Path, pattern: str) -> list[Path]:
             f"""\
             # {name}
 
-            A {pattern} challenge scaffolded by `changeup new`. Replace the greeting example
+            {article} {pattern} challenge scaffolded by `changeup new`. Replace the greeting example
             with your own task; keep the shape: phase 1's hidden tests in `tests/phase1/`,
             phase 2's in `tests/phase2/`, and a reference solution per phase in
             `solutions/reference/<phase>/` (copied over the workspace by the scripted agent).
@@ -240,7 +244,9 @@ def scaffold(target: Path, pattern: str) -> list[Path]:
             Check it with `changeup validate {target.as_posix()}`.
             """
         ),
-        "workspace/app.py": "def greet(name: str) -> str:\n    raise NotImplementedError\n",
+        "workspace/app.py": (
+            "def greet(name: str) -> str:\n    raise NotImplementedError\n" + spec.extra_starter
+        ),
         "tests/phase1/test_app.py": (
             "from app import greet\n\n\ndef test_greets_by_name():\n"
             '    """The greeting names the person."""\n'

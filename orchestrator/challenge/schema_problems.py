@@ -46,6 +46,9 @@ def _problem(error: Any, source: SourceMap, root: type[BaseModel], rules: Mappin
     if kind == "string_pattern_mismatch" and error["ctx"]["pattern"] in rules:
         rule = rules[error["ctx"]["pattern"]]
         return source.problem(loc, f"{_describe(loc)}: {error['input']!r} must {rule}")
+    wanted = _mapping_of(root, loc) if kind == "model_type" else None
+    if wanted is not None:  # a mapping was wanted: say its keys, not the model's class name
+        return source.problem(loc, f"{_describe(loc)}: {wanted}, got {error['input']!r}")
     message = str(error["msg"]).removeprefix("Value error, ")
     message = message.replace("Input should be", "expected").replace("String should", "text should")
     value = error.get("input")
@@ -78,6 +81,27 @@ def _walk(root: type[BaseModel], loc: Path_) -> tuple[Path_, list[str]]:
     if not (isinstance(parent, type) and issubclass(parent, BaseModel)):
         return tuple(clean), []
     return tuple(clean), [f.alias or name for name, f in parent.model_fields.items()]
+
+
+def _mapping_of(root: type[BaseModel], loc: Path_) -> str | None:
+    """The mapping the model at ``loc`` wants, in words: its required keys, then the others; None
+    when ``loc`` leads to no single model."""
+    current: Any = root
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int):
+            args = typing.get_args(current)
+            current = args[0] if args else None
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            field = next((f for name, f in current.model_fields.items() if part in (name, f.alias)), None)
+            current = field.annotation if field is not None else None
+    model = _unwrap(current)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return None
+    fields = [(f.alias or name, f.is_required()) for name, f in model.model_fields.items()]
+    text = "expected a mapping {" + ", ".join(key for key, required in fields if required) + "}"
+    optional = [key for key, required in fields if not required]
+    return text + (f" (optional keys: {', '.join(optional)})" if optional else "")
 
 
 def _models(annotation: Any) -> list[type[BaseModel]]:

@@ -60,6 +60,12 @@ __all__ = ["COMPARE_VERSION", "ComparisonError", "build_comparison"]
 
 def build_comparison(results: Path) -> Comparison:
     """The comparison of the matrix in ``results``."""
+    if (results / "events.jsonl").exists():  # its manifest.json is a run's, not a matrix's
+        raise ComparisonError(
+            f"{results} is a run folder (it holds events.jsonl), not a matrix's results: "
+            f"`changeup show {results}` shows this run; to compare agents, run a matrix "
+            "(`changeup run CHALLENGE... --agent A --agent B --out RESULTS`) and `changeup compare RESULTS`"
+        )
     try:
         manifest = read_manifest(results)
     except DocumentError as error:

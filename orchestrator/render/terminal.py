@@ -102,6 +102,14 @@ def print_summary(report: Report, console: Console) -> None:
                 score, style = f"CRITICAL ({score})", "bold red"
             rubric.add_row(terminal(criterion.id), weight(criterion.weight), terminal(score), style=style)
         console.print(rubric)
+        for criterion in report.rubric:
+            if not criterion.weight:  # "not scored" alone leaves open why the row is there
+                critical = "; its failure is a critical failure" if criterion.critical else ""
+                console.print(
+                    f"  {terminal(criterion.id)}: {terminal(criterion.title)}: not scored (weight 0), so not "
+                    f"in the total, but short of 100% it blocks full success{critical}",
+                    highlight=False,
+                )
     for trigger in report.triggers:
         mark = "[green]fired[/]" if trigger.fired else "[dim]not fired[/]"
         console.print(f"  trigger [bold]{terminal(trigger.id)}[/] {mark}: {terminal(cause(trigger.cause))}")

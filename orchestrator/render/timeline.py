@@ -139,7 +139,8 @@ def describe(record: Record, *, verbose: bool = False, number: int | None = None
             return "bold yellow", f"⚡ trigger {_v(record.trigger)} fired: {_v(cause(record.cause))}"
         case TestsResult():
             name = f"tests #{number}" if number is not None else "tests"
-            good = all(p.all_pass for p in record.phases)
+            # a phase run with no test (all superseded) failed nothing: it does not make the run red
+            good = any(p.total for p in record.phases) and all(p.all_pass for p in record.phases if p.total)
             return ("green" if good else "red"), f"{'✓' if good else '✗'} {name}: {_tests(record)}"
         case FilesChanged():
             paths = [_name(c.path) if verbose else _first_line(_name(c.path), 60) for c in record.changes[:3]]
@@ -251,6 +252,24 @@ def _joined(entries: Iterable[Entry]) -> Iterator[tuple[Entry, str]]:
         yield pending, "".join(texts)
 
 
+def _turns_closed(joined: Iterable[tuple[Entry, str]]) -> Iterator[tuple[Entry, str]]:
+    """The joined entries with each ``agent turn ended`` moved after the file changes and commits
+    recorded right after it: the watcher sees a turn's last writes (and the agent's own commit)
+    only after the turn ended, but a person reads them as that turn's work."""
+    held: tuple[Entry, str] | None = None
+    for item in joined:
+        record = item[0].record
+        if held is not None and not isinstance(record, FilesChanged | CommitMade | RunTests | TestsStarted):
+            yield held
+            held = None
+        if isinstance(record, AgentTurnEnded) and held is None:
+            held = item
+        else:
+            yield item
+    if held is not None:
+        yield held
+
+
 def lines(
     entries: Iterable[Entry], *, verbose: bool = False, counted: dict[str, int] | None = None
 ) -> Iterator[tuple[float, str, str]]:
@@ -259,7 +278,7 @@ def lines(
     ``counted`` carries the numbering on from entries shown before (``show --follow``).
     """
     numbers = counted if counted is not None else {}
-    for entry, output in _joined(entries):
+    for entry, output in _turns_closed(_joined(entries)):
         record = entry.record
         number = None
         # A result reused from the cache is no test run: it is shown without a number.

@@ -42,9 +42,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunFolder",
+    "RunFolderGone",
     "RunRefused",
     "finished_run",
     "open_run",
+    "out_problem",
     "run_challenge",
     "start_phase",
     "write_reports",
@@ -82,6 +84,11 @@ class RunRefused(ValueError):
     """A run refused before anything of it was made; the message says what to do instead."""
 
 
+class RunFolderGone(RuntimeError):
+    """The run's folder, or its event log, was deleted while the run was going: it crashed,
+    and what it recorded went with the folder."""
+
+
 def start_phase(challenge: Challenge, phase: str | None) -> str | None:
     """The phase a run of ``challenge`` starts at when ``--start-at`` names ``phase``: None for
     none or the first phase (starting there is starting as written). Raises :class:`RunRefused`
@@ -95,10 +102,23 @@ def start_phase(challenge: Challenge, phase: str | None) -> str | None:
     return phase
 
 
+def out_problem(out: Path) -> str:
+    """Why run folders cannot be made in ``out`` (it or a folder above it is a file); "" when they can."""
+    blocker = next((path for path in (out, *out.parents) if path.exists() and not path.is_dir()), None)
+    if blocker is None:
+        return ""
+    return (
+        f"--out {out}: {blocker} is a file, not a folder; --out names the folder run folders "
+        "are made in (it is created when missing)"
+    )
+
+
 def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
     """Raise :class:`RunRefused` when the run could only be invalid: its agent cannot run
     here (:meth:`Agent.preflight`), the grading Python is not one the challenge needs, or
-    ``out`` is itself a run folder."""
+    ``out`` is itself a run folder or a file."""
+    if out_problem(out):
+        raise RunRefused(out_problem(out))
     if (out / "events.jsonl").exists():
         raise RunRefused(
             f"--out {out} is a run folder (it holds events.jsonl); run folders are made inside "
@@ -202,6 +222,11 @@ async def finished_run(
         # Stamped with the time it stopped, not its last record's: a report says how long it ran.
         t = max(session.elapsed(), log.last_t) if session is not None else log.last_t
         log.append(SessionAborted("interrupted" if stopped else "crashed", detail), t, sync=True)
+        if not stopped and not folder.log.is_file():  # the record above went to a deleted file
+            raise RunFolderGone(
+                f"the run crashed: its folder {folder.path} was deleted while it was going (noticed as "
+                f"{type(error).__name__}: {error}); its event log went with it, so no report is left"
+            ) from error
         raise
     finally:
         await factory.aclose()

@@ -148,7 +148,25 @@ def verdicts(challenge: Challenge, entries: Sequence[Entry], unlocked: Unlocks) 
     latest = {p.phase: p for run in runs if run.status != "invalid" for p in run.phases}
     retired = challenge.retired(unlocked)
     by_phase.update((phase, latest[phase]) for phase in retired if phase in latest)
+    by_phase.update(_superseded_whole(challenge, runs, unlocked, by_phase))
     return Verdicts(final, graded, by_phase, retired)
+
+
+def _superseded_whole(
+    challenge: Challenge, runs: Sequence[TestsResult], unlocked: Unlocks, by_phase: dict[str, PhaseResult]
+) -> dict[str, PhaseResult]:
+    """Each phase whose every test a later unlocked phase superseded, with its last verdict that still
+    ran tests (its verdict when it was superseded): scored 0/0 it would score 0 for work that passed."""
+    kept: dict[str, PhaseResult] = {}
+    for phase_id in unlocked:
+        verdict = by_phase.get(phase_id)
+        if (verdict is not None and verdict.total) or not retired_tests(challenge, phase_id, unlocked):
+            continue
+        before = [p for run in runs if run.status != "invalid" for p in run.phases if p.phase == phase_id]
+        tested = [p for p in before if p.total]
+        if tested:
+            kept[phase_id] = tested[-1]
+    return kept
 
 
 def _last(entries: Sequence[Entry], kind: type[R]) -> R | None:

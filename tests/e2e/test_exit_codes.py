@@ -6,6 +6,7 @@ Bad input (exit 2), refused before anything runs, is checked in process: test_cl
 from __future__ import annotations
 
 import contextlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -88,6 +89,34 @@ def test_ctrl_c_exits_130_and_keeps_what_happened(tmp_path: Path) -> None:
     assert "interrupted; what happened so far is in" in stderr
     folder = next(out.iterdir())
     assert (folder / "report.json").is_file()
+
+
+def test_a_run_folder_deleted_while_running_ends_crashed_with_a_message(tmp_path: Path) -> None:
+    """The run folder deleted mid-turn: exit 1, it crashed, its folder was deleted and the log went
+    with it; no traceback. The agent waits in its workspace until the deletion reaches it."""
+    out = tmp_path / "runs"
+    agent = "command:touch turn-started; while [ -e turn-started ]; do sleep 0.2; done"
+    with subprocess.Popen(
+        [*CHANGEUP, "run", str(untimed(tmp_path)), "--quiet", "--agent", agent, "--out", str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            while not list(out.glob("*/workspace/turn-started")):
+                assert process.poll() is None, process.communicate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=0.1)  # a pause between looks; the loop waits for the file
+            folder = next(out.iterdir())
+            shutil.rmtree(folder)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            process.kill()
+    assert process.returncode == Exit.FAILED, stderr
+    assert "Traceback" not in stderr
+    assert f"error: the run crashed: its folder {folder} was deleted while it was going" in stderr
+    assert "its event log went with it, so no report is left" in stderr
 
 
 def test_a_grader_that_cannot_run_makes_the_run_invalid_never_a_zero(tmp_path: Path) -> None:

@@ -180,6 +180,28 @@ def test_blind_review_hides_who_and_confirming_settles_the_verdict(v6_v7: Path, 
     a reason is kept, and compare's verdict is no longer provisional."""
     results = tmp_path / "results"
     shutil.copytree(v6_v7, results)
+    # Piped input that ends at once stops the review as quit does: no "Aborted!", nothing decided,
+    # and the piped divider is a line's width, not the unbounded console's thousands of characters.
+    ended = subprocess.run(
+        [*CHANGEUP, "review", str(results)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=environment(),
+        check=False,
+    )
+    assert ended.returncode == 0, ended.stderr
+    assert "Aborted!" not in ended.stdout + ended.stderr
+    assert "input ended: stopping, as for quit" in ended.stdout
+    assert "0 decided, 1 pending" in ended.stdout
+    (divider,) = [line for line in ended.stdout.splitlines() if "item 1 of 1" in line]
+    assert len(divider) == 80
+    assert (
+        not (results / "reviews.jsonl").exists()
+        or len((results / "reviews.jsonl").read_text().splitlines()) <= 1
+    )
     done = subprocess.run(
         [*CHANGEUP, "review", str(results)],
         input="c\nthe 401 check now accepts 200\n",

@@ -129,6 +129,9 @@ def test_rescore_with_another_version_of_the_hidden_tests(tmp_path: Path) -> Non
     same = changeup("replay", str(run), "--rescore")
     assert same.returncode == 0, same.stderr
     assert "no verdict changed" in same.stdout
+    # by default, the tests the run was graded with: its own copy, not a folder that may have changed
+    own = f"with the hidden tests of the run's own copy of the challenge, {run / 'challenge'} (as it was run)"
+    assert own in " ".join(same.stdout.split())
 
     version2 = tmp_path / "normalize-tags-v2"
     shutil.copytree(REPO / "challenges" / "normalize-tags", version2)
@@ -144,6 +147,7 @@ def test_rescore_with_another_version_of_the_hidden_tests(tmp_path: Path) -> Non
     assert changed.returncode == 0, changed.stderr
     assert "phase2/test_tags_dedupe.py::test_first_occurrence_after_trim: failed → passed" in changed.stdout
     assert "phase2: 4/5 → 5/5 tests pass" in changed.stdout
+    assert f"with the hidden tests of {version2}, not the run's own copy" in " ".join(changed.stdout.split())
     after = json.loads((run / "report-rescored.json").read_text())
     assert after["rescore"]["changes"]
     assert after["score"]["total"] > before["score"]["total"]

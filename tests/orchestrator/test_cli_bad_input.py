@@ -5,12 +5,14 @@ real process is driven by the end-to-end tests (test_run.py's missing challenge 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from orchestrator.challenge.scaffold import scaffold
 from orchestrator.present.exits import EXIT_TABLE, Exit
 from tests.cli import REPO, in_process
 
@@ -28,6 +30,22 @@ def _out_is_a_run_folder(tmp_path: Path) -> list[str]:
     earlier.mkdir(parents=True)
     (earlier / "events.jsonl").write_text("")
     return ["run", str(NORMALIZE_TAGS), "--out", str(earlier)]
+
+
+def _no_reference_solution(tmp_path: Path) -> list[str]:
+    scaffold(tmp_path / "imported", "pivot")  # a challenge as an import without a solution leaves it
+    shutil.rmtree(tmp_path / "imported" / "solutions")
+    return ["run", str(tmp_path / "imported"), "--agent", "scripted"]
+
+
+def _out_is_a_file(tmp_path: Path) -> list[str]:
+    (tmp_path / "notes.txt").write_text("")
+    return ["run", str(NORMALIZE_TAGS), "--out", str(tmp_path / "notes.txt")]
+
+
+def _out_is_under_a_file(tmp_path: Path) -> list[str]:
+    (tmp_path / "notes.txt").write_text("")
+    return ["run", str(NORMALIZE_TAGS), "--out", str(tmp_path / "notes.txt" / "runs")]
 
 
 #: Bad input, each with what the message must tell the person (exit 2, nothing made).
@@ -48,6 +66,16 @@ BAD_INPUT: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         "no such file './my-agent.sh': a relative path is looked up from",
     ),
     "out is a run folder": (_out_is_a_run_folder, "is a run folder (it holds events.jsonl)"),
+    "scripted without a reference solution": (
+        _no_reference_solution,
+        "has no reference solution, so the scripted agent has nothing to apply; add one per phase in "
+        "solutions/reference/<phase>/",
+    ),
+    "out is a file": (_out_is_a_file, "notes.txt is a file, not a folder; --out names the folder"),
+    "out is under a file": (
+        _out_is_under_a_file,
+        "notes.txt is a file, not a folder; --out names the folder",
+    ),
     "negative debounce": (
         lambda tmp: ["run", str(NORMALIZE_TAGS), "--debounce", "-1"],
         "Invalid value for '--debounce'",
@@ -119,3 +147,46 @@ def test_report_of_a_folder_that_is_not_a_run_says_so(tmp_path: Path) -> None:
             assert isinstance(result.exception, SystemExit)
             assert f"Error: {path}: {problem}" in result.output
             assert "runs/<challenge>-<time>-<agent>" in result.output
+
+
+def test_calibrate_out_naming_a_file_exits_2(tmp_path: Path) -> None:
+    """``calibrate --out`` naming a regular file: exit 2 and what --out must be, not a traceback."""
+    (tmp_path / "notes.txt").write_text("")
+    result = in_process(
+        "calibrate", str(NORMALIZE_TAGS), "--trials", "0", "--out", str(tmp_path / "notes.txt")
+    )
+    assert result.exit_code == Exit.BAD_INPUT, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert "notes.txt is a file, not a folder" in result.output
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "notes.txt"]
+
+
+def test_compare_and_review_of_a_run_folder_say_it_is_one(tmp_path: Path) -> None:
+    """A run folder (events.jsonl and a run's manifest.json) given to compare or review: exit 2,
+    it is a run folder, and what to run instead; nothing written."""
+    run = tmp_path / "normalize-tags-20260101-000000-scripted"
+    run.mkdir()
+    (run / "events.jsonl").write_text("")
+    (run / "manifest.json").write_text('{"files": {}}')
+    for command in ("compare", "review"):
+        result = in_process(command, str(run))
+        assert result.exit_code == Exit.BAD_INPUT, result.output
+        assert isinstance(result.exception, SystemExit)
+        shown = " ".join(result.output.split())
+        assert f"{run} is a run folder (it holds events.jsonl), not a matrix's results" in shown
+        assert f"`changeup show {run}`" in shown
+    assert sorted(p.name for p in run.iterdir()) == ["events.jsonl", "manifest.json"]
+
+
+def test_a_matrix_agent_given_as_a_bare_spec_says_the_mapping_it_needs(tmp_path: Path) -> None:
+    """``agents: [scripted]``: exit 2, the mapping an agent entry is ({name, agent}), not pydantic's
+    'valid dictionary or instance of AgentEntry'."""
+    path = tmp_path / "matrix.yaml"
+    path.write_text("matrix:\n  challenges: [x]\n  agents: [scripted]\n")
+    result = in_process("run", "--matrix", str(path), "--out", str(tmp_path / "results"))
+    assert result.exit_code == Exit.BAD_INPUT, result.output
+    shown = " ".join(result.output.split())
+    assert f"{path}:3:12: matrix.agents[0]: expected a mapping {{name, agent}} (optional keys: " in shown
+    assert "got 'scripted'" in shown
+    assert "AgentEntry" not in shown
+    assert sorted(tmp_path.iterdir()) == [path]

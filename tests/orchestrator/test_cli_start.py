@@ -103,3 +103,24 @@ def test_a_mistyped_command_is_answered_with_the_one_meant() -> None:
     result = in_process("rn")
     assert result.exit_code == 2
     assert "No such command 'rn'. Did you mean 'run'?" in result.output
+
+
+def test_agents_lists_the_built_in_agents_beside_the_presets() -> None:
+    """``changeup agents`` lists scripted, command:, process:, inbox, human and the impostors too,
+    not only the vendor presets."""
+    result = in_process("agents", env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.output.split())
+    assert "agent presets" in shown
+    assert "claude-code" in shown
+    assert "built-in agents (nothing to install)" in shown
+    for spec in (
+        "scripted",
+        "scripted:broken/NAME",
+        "impostor:KIND",
+        "command:CMD",
+        "process:CMD",
+        "inbox",
+        "human",
+    ):
+        assert f"│ {spec} " in shown, spec

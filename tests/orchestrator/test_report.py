@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.challenge.scaffold import scaffold
 from orchestrator.log.eventlog import LogContents
 from orchestrator.log.records import decode_entry
 from orchestrator.log.report import Report, Rescore, Scope
@@ -194,6 +196,68 @@ def test_superseded_tests_are_counted_apart_and_listed_in_the_html() -> None:
     assert "phase1: 2 superseded test(s) no longer run since phase2" in terminal
     page = report_html(report, contents.entries)
     assert '<ul id="superseded"><li><code>phase1/test_export_time.py::test_keeps_offset</code>' in page
+
+
+def test_a_phase_whose_tests_are_all_superseded_keeps_its_verdict_from_before(tmp_path: Path) -> None:
+    """Phase 1's only test superseded: it scores by its last run before (1/1), not 0/0 as 0%."""
+    scaffold(tmp_path / "c", "contradiction")
+    challenge = load_challenge(tmp_path / "c")
+    contents = log(
+        *START,
+        {**RESULT, "phases": [verdict("phase1", 0, 1)]},
+        {**RESULT, "request": 2, "phases": [verdict("phase1", 1)]},
+        {"kind": "phase.unlocked", "phase": "phase2", "trigger": "contradiction"},
+        {**RESULT, "request": 3, "phases": [verdict("phase1", 0), verdict("phase2", 1)]},
+        {"kind": "session.ended", "reason": "agent_done", "detail": ""},
+        {
+            **RESULT,
+            "kind": "session.graded",
+            "request": 0,
+            "phases": [verdict("phase1", 0), verdict("phase2", 1)],
+        },
+    )
+    report = build_report(challenge, contents)
+    first = report.phases[0]
+    assert (first.passed, first.total, first.score, first.full_marks) == (1, 1, 1.0, True)
+    assert report.score.total == 1.0
+
+
+def test_show_puts_a_turns_changes_and_commit_before_its_end() -> None:
+    """The watcher sees a turn's writes and commit after the turn ended; show lists them first, and
+    a test run whose only empty phase is all superseded (0/0) is not marked failing."""
+    contents = log(
+        *START,
+        {"kind": "agent.started"},
+        {"kind": "agent.turn_ended", "exit_code": 0, "reason": ""},
+        {"kind": "fs.changed", "changes": [{"path": "app.py", "change": "modified"}], "omitted": 0},
+        {"kind": "git.commit", "sha": "2f8ffa03bee841bc", "message": "Implement phase1", "omitted": 0},
+        {**RESULT, "phases": [verdict("phase1", 0), verdict("phase2", 1)]},
+    )
+    shown = [text.split("  ", 1)[1] for _, _, text in lines(contents.entries)]
+    turn = shown.index("agent turn ended (exit 0)")
+    assert shown[turn - 2 : turn] == ["✎ 1 file(s) changed: app.py", "● commit 2f8ffa03be Implement phase1"]
+    assert shown[turn + 1] == "✓ tests #1: phase1 0/0, phase2 1/1"
+
+
+def test_a_criterion_that_is_not_scored_says_why_it_is_shown() -> None:
+    """The terminal's ``protection │ not scored │ 100%`` row is explained under the table: not in
+    the total, yet short of 100% it blocks full success, and it is critical."""
+    protection = {
+        **criterion("protection", 0, 1.0),
+        "title": "The agent's own tests were not weakened",
+        "critical": True,
+    }
+    contents = log(
+        *START,
+        {**RESULT, "kind": "session.graded", "request": 0, "phases": [verdict("phase1", 3)]},
+        {"kind": "session.scored", "criteria": [protection]},
+    )
+    _, terminal = markdown_and_terminal(build_report(EXPORT_TIME, contents))
+    assert "│ protection │ not scored │  100% │" in terminal
+    assert (
+        "  protection: The agent's own tests were not weakened: not scored (weight 0), so not in the total, "
+        "but short of 100% it blocks full success; its failure is a critical failure"
+    ) in terminal
 
 
 def test_one_clock_and_one_duration_format() -> None:

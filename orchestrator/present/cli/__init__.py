@@ -37,7 +37,8 @@ class Entry(NamedTuple):
 #: the first sentence of its command's help, so the list cannot drift from the commands.
 COMMANDS = {
     "agents": Entry(
-        "run", "List the agent presets: the CLI each runs, whether it is installed here, and its version."
+        "run",
+        "List the agents: the presets (whether each CLI is installed here, its version), and the built-ins.",
     ),
     "calibrate": Entry("calibration", "Check that challenges' graders can be trusted; exit 1 on any miss."),
     "compare": Entry(

@@ -126,9 +126,12 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
     from orchestrator.present.cli.console import stdout
     from orchestrator.render.inert import terminal
     from orchestrator.run.logging_config import configure
+    from orchestrator.run.runs import out_problem
     from orchestrator.scoring.judge import JudgeSpecError, parse_judge
 
     configure()
+    if out_problem(out):
+        raise BadInput(out_problem(out))
     challenges = []
     for path in paths:
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -102,6 +102,8 @@ def review_command(results: Path) -> None:
     """
     import getpass
 
+    from rich.rule import Rule
+
     from orchestrator.matrix import Reviews
     from orchestrator.matrix.review import blind_order, review_diff
     from orchestrator.present.cli.console import stdout
@@ -115,8 +117,10 @@ def review_command(results: Path) -> None:
     reviews = Reviews(results, writer=True)
     reviewer = getpass.getuser()
     decided = 0
+    #: piped, the console is unbounded (nothing folded): a divider that wide is thousands of characters
+    divider = console.width if console.is_terminal else 80
     for number, item in enumerate(blind_order(items), 1):
-        console.rule(f"item {number} of {len(items)}")
+        console.print(Rule(f"item {number} of {len(items)}"), width=divider)
         console.print(terminal(f"challenge: {item.challenge}"))
         console.print(
             terminal(f"criterion: {item.criterion} — {item.title} ({item.kind}, score {item.score})")
@@ -128,16 +132,30 @@ def review_command(results: Path) -> None:
         diff = review_diff(results, item)
         if diff:
             console.print(terminal(diff, lines=True))
-        choice = click.prompt("confirm, dismiss, skip or quit", type=click.Choice(["c", "d", "s", "q"]))
-        if choice == "q":
+        choice = _ask("confirm, dismiss, skip or quit", type=click.Choice(["c", "d", "s", "q"]))
+        if choice in (None, "q"):
             break
         if choice == "s":
             continue
-        reason = click.prompt("reason")
-        while not reason.strip():
-            reason = click.prompt("a reason, please")
+        reason = _ask("reason")
+        while reason is not None and not reason.strip():
+            reason = _ask("a reason, please")
+        if reason is None:
+            break
         reviews.decide(item, "confirm" if choice == "c" else "dismiss", reason, reviewer)
         decided += 1
     console.print(
         f"{decided} decided, {len(items) - decided} pending; `changeup compare {results}` counts them"
     )
+
+
+def _ask(text: str, **options: Any) -> str | None:
+    """``click.prompt``, or None when the input ended (EOF: piped input ran out), which stops a
+    review as quit does; Ctrl-C still aborts."""
+    try:
+        return str(click.prompt(text, **options))
+    except click.Abort as error:
+        if isinstance(error.__context__, EOFError):
+            click.echo("\ninput ended: stopping, as for quit")
+            return None
+        raise

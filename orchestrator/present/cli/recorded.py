@@ -86,6 +86,15 @@ def _streamed(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogRea
     return folder, log, challenge
 
 
+def _tests_used(folder: RunFolder, challenge: Challenge) -> str:
+    """Whose hidden tests a rescore of ``folder`` ran, in words: the run's own copy, or another."""
+    if not folder.challenge.is_dir():  # a run made before runs kept a copy
+        return f"the hidden tests of {challenge.root} as it is now (the run kept no copy of its challenge)"
+    if challenge.root.resolve() == folder.challenge.resolve():
+        return f"the hidden tests of the run's own copy of the challenge, {challenge.root} (as it was run)"
+    return f"the hidden tests of {challenge.root}, not the run's own copy ({folder.challenge})"
+
+
 @click.command("replay")
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option(
@@ -95,7 +104,10 @@ def _streamed(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogRea
 @click.option(
     "--rescore",
     is_flag=True,
-    help="Re-run the hidden tests (as they are now) on the recorded snapshots; write report-rescored.*.",
+    help=(
+        "Re-run the hidden tests on the recorded snapshots (the run's own copy of the challenge, "
+        "or --challenge's); write report-rescored.*."
+    ),
 )
 @click.option(
     "--judge", "judge_spec", default="rules", show_default=True, help="For --rescore: as for `run`."
@@ -118,9 +130,11 @@ def replay_command(
     damaged log, named by line and field, or one with nothing to replay), 2 when --challenge
     is another challenge than the run's.
 
-    With --rescore, no decision is re-made: the hidden tests of the challenge as it is now
-    (or of --challenge, another version) re-test every snapshot the run recorded, with no
-    agent, and report-rescored.json/.md/.html list what changed.
+    With --rescore, no decision is re-made: the hidden tests of the copy of the challenge the
+    run kept (its challenge/ folder, as it was run; so a rescore does not depend on a folder
+    that changed since), or of --challenge PATH (another version), re-test every snapshot the
+    run recorded, with no agent; it prints which hidden tests it used, and
+    report-rescored.json/.md/.html list what changed.
 
     \b
     Examples:
@@ -171,7 +185,9 @@ def replay_command(
                 rescored = anyio.run(lambda: rescore_run(challenge, folder, contents, judge, progress))
         except (EnvironmentFailure, RescoreError) as error:
             raise click.ClickException(str(error)) from None
-        console.print(terminal(f"re-tested {rescored.runs} snapshot(s) with {challenge.root}"))
+        console.print(
+            terminal(f"re-tested {rescored.runs} snapshot(s) with {_tests_used(folder, challenge)}")
+        )
         for change in rescored.changes or ["no verdict changed"]:
             console.print(terminal(f"  {change}"))
         console.print(terminal(f"report: {folder.path / 'report-rescored.md'}"))

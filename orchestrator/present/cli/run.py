@@ -258,7 +258,7 @@ def run_command(
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_summary
     from orchestrator.run.logging_config import configure
-    from orchestrator.run.runs import RunFolder, RunRefused, run_challenge, write_reports
+    from orchestrator.run.runs import RunFolder, RunFolderGone, RunRefused, run_challenge, write_reports
     from orchestrator.scoring.judge import JudgeSpecError, parse_judge
 
     params = dict(click.get_current_context().params)
@@ -319,6 +319,10 @@ def run_command(
         )
     except RunRefused as error:
         raise BadInput(str(error)) from None
+    except RunFolderGone as error:
+        live.stop()
+        click.echo(f"error: {error}", err=True)
+        sys.exit(Exit.FAILED)
     except KeyboardInterrupt:
         live.stop()
         if folders:
@@ -363,19 +367,19 @@ def _agent_options(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.command("agents")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def agents_command(as_json: bool) -> None:
-    """List the agent presets: the CLI each runs, whether it is installed here, and its version.
+    """List the agents: the presets (whether each CLI is installed here, its version), and the built-ins.
 
-    Exits 0, installed or not.
+    The presets: the CLI each runs, whether it is installed here, its version. The built-in
+    agents need nothing installed. Exits 0, installed or not. --json prints the presets only.
 
     \b
     Run one with:  changeup run CHALLENGE --agent NAME [--agent-option model=...]
-    Also:          scripted, command:CMD, process:CMD, inbox, human (see changeup run --help)
     """
     import json
 
     from rich.table import Table
 
-    from orchestrator.agents import PRESETS
+    from orchestrator.agents import BUILT_INS, PRESETS
     from orchestrator.agents.presets import installed
     from orchestrator.present.cli.console import stdout
     from orchestrator.render.inert import terminal
@@ -395,3 +399,9 @@ def agents_command(as_json: bool) -> None:
             row["version"] or ("unknown" if row["installed"] else "—"),
         )
     stdout().print(table)
+    built_in = Table(title="built-in agents (nothing to install)", title_justify="left")
+    for column in ("--agent", "what it does"):
+        built_in.add_column(column, overflow="fold")
+    for spec, lines in BUILT_INS:
+        built_in.add_row(spec, " ".join(lines))
+    stdout().print(built_in)
