@@ -109,7 +109,11 @@ def _refuse_early(challenge: Challenge, agent: Agent, out: Path, model_only: boo
         raise RunRefused(challenge.python_problem())
     if model_only and detect_sandbox().kind != "bubblewrap":  # never the whole network instead
         reason = detect_sandbox().reason
-        raise RunRefused(f"--agent-network model needs bubblewrap ({reason}); 'on' or 'none' need not")
+        raise RunRefused(
+            f"--agent-network model needs a network namespace of bubblewrap's, and here {reason}; "
+            "without it the agent would keep the whole network: choose 'on' (the whole network) or "
+            "'none' (no model either)"
+        )
     try:
         agent.preflight(challenge)
     except AgentUnavailable as error:
