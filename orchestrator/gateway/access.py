@@ -8,7 +8,8 @@ environment by the agent's sandbox (by value, whatever the variable's name:
 private HOME (a CLI's config holding a key gets the token in its place).
 
 :class:`GatewaySettings` is what a run is told (``--model-gateway``, ``--model-upstream``,
-``--prices``, ``--budget``): read once, where changeup starts, from changeup's own environment.
+``--prices``, ``--budget``, ``--agent-network model``): read once, where changeup starts, from
+changeup's own environment.
 """
 
 from __future__ import annotations
@@ -58,11 +59,13 @@ def agent_variables(url: str, token: str) -> dict[str, str]:
 @dataclass(frozen=True, slots=True)
 class GatewaySettings:
     """A run's gateway: where it forwards, with which keys, priced by which table, within which
-    budget (None: none)."""
+    budget (None: none); ``model_only``: the gateway is all of the agent's network
+    (``--agent-network model``)."""
 
     upstreams: Upstreams
     prices: PriceTable
     budget: Limits | None = None
+    model_only: bool = False
 
     @classmethod
     def read(

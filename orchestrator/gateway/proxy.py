@@ -26,6 +26,7 @@ import json
 import secrets
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Literal, cast
 from urllib.parse import parse_qsl, urlencode
@@ -72,7 +73,8 @@ class _AgentGone(Exception):
 
 
 class Gateway:
-    """One session's gateway: ``async with`` it listens on 127.0.0.1 (a free port) until the end."""
+    """One session's gateway: ``async with`` it listens on 127.0.0.1 (a free port) until the end,
+    and on the Unix socket ``unix`` too if given (only its owner may connect: mode 0600)."""
 
     def __init__(
         self,
@@ -83,6 +85,7 @@ class Gateway:
         token: str | None = None,
         budget: Budget | None = None,
         on_exhausted: Callable[[str], None] | None = None,
+        unix: Path | None = None,
     ) -> None:
         self.upstreams = upstreams
         #: the session's budget (None: none); ``on_exhausted`` is told why at each refusal
@@ -93,10 +96,12 @@ class Gateway:
         #: the session's token: the only credential the agent gets, worth nothing elsewhere
         self.token = token or f"changeup-session-{secrets.token_urlsafe(32)}"
         self.port = 0
+        self.unix = unix
         self._numbers = 0
         self._group: TaskGroup | None = None
         self._client: httpx.AsyncClient | None = None
         self._listener: Listener[SocketStream] | None = None
+        self._unix: Listener[SocketStream] | None = None
 
     @property
     def url(self) -> str:
@@ -116,6 +121,10 @@ class Gateway:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._group.start_soon(listener.serve, self._serve)
+        if self.unix is not None:
+            self._unix = await anyio.create_unix_listener(self.unix)
+            self.unix.chmod(0o600)
+            self._group.start_soon(self._unix.serve, self._serve)
         return self
 
     async def __aexit__(
@@ -129,8 +138,9 @@ class Gateway:
         finally:
             with anyio.CancelScope(shield=True):
                 await self._client.aclose()
-                if self._listener is not None:
-                    await self._listener.aclose()
+                for listener in (self._listener, self._unix):
+                    if listener is not None:
+                        await listener.aclose()
 
     def authorised(self, request: _Request) -> bool:
         """Whether the request carries the session token (in any header or query a CLI uses)."""

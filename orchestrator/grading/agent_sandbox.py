@@ -11,7 +11,11 @@ changeup's own installation, the grading environments and the cache, the challen
 run folder (where one of them lies under a system folder, it is covered). As root, the agent
 runs as its own unprivileged user (uid 65533, through ``setpriv``: no groups, no
 capabilities, an empty bounding set, no new privileges); not as root, in a user namespace
-with no capabilities. The network stays, unless ``--agent-network none``.
+with no capabilities. The network stays, unless ``--agent-network none`` (a network namespace
+of its own, with only its loopback) or ``model``: that too, and in it the model gateway at the
+port it has on the machine, relayed by a forwarder (``system/forwarder.py``, started before the
+agent, as root where changeup is: the agent cannot signal it) to the gateway's Unix socket,
+bound read-only at :data:`MODEL_FOLDER`. No other port of the machine, no other address.
 
 Every process of the sandbox, every turn, is in the agent's control group (``bounds.py``),
 joined before the sandbox starts: its memory, processes and CPUs are limited there, and
@@ -49,9 +53,19 @@ from orchestrator.system.bubblewrap import (
     tmpfs,
 )
 from orchestrator.system.cgroups import Cgroup
+from orchestrator.system.forwarder import forwarded
 from orchestrator.system.processes import reaped
 
-__all__ = ["AGENT_HOME", "AGENT_USER", "AgentSandbox", "AgentView", "Frozen", "Share", "program_shares"]
+__all__ = [
+    "AGENT_HOME",
+    "AGENT_USER",
+    "MODEL_FOLDER",
+    "AgentSandbox",
+    "AgentView",
+    "Frozen",
+    "Share",
+    "program_shares",
+]
 
 
 #: The agent's ids, as root (a user of its own: nothing on the machine belongs to it).
@@ -67,6 +81,9 @@ SYSTEM = ("/usr", "/etc", "/opt")
 
 #: Its private folders in memory, each of ``tmp_mb``.
 IN_MEMORY = ("/tmp", "/var/tmp", "/dev/shm")
+
+#: Where the model gateway's Unix socket is seen, with ``--agent-network model``.
+MODEL_FOLDER = Path("/run/changeup-model")
 
 #: How long the agent may take to freeze; past it, its processes are killed instead.
 FREEZE_LIMIT = 10.0
@@ -91,6 +108,8 @@ class AgentView:
     shares: tuple[Share, ...] = ()
     hide: tuple[Path, ...] = ()  # never seen, even where a share or the system would show it
     network: bool = True
+    model_only: bool = False  # the model gateway is its only way out (``network`` is False)
+    python: str = "python3"  # an interpreter the sandbox shows: runs the gateway's forwarder
 
 
 @dataclass(slots=True)
@@ -118,6 +137,7 @@ class AgentSandbox:
         self._seeded: list[str] = []
         self._given: dict[str, str] = {}
         self._withheld: tuple[str, ...] = ()
+        self._model: tuple[Path, int] | None = None
         self._clocks: list[anyio.CancelScope] = []  # deadlines that frozen time does not count for
 
     @property
@@ -130,7 +150,7 @@ class AgentSandbox:
         return {
             "confined": self.confined,
             "user": "agent" if self.confined and self.sandbox.as_root else None,
-            "network": self.view.network,
+            "network": "model" if self.view.model_only else self.view.network,
             "shares": [{"path": str(s.path), "writable": s.writable} for s in self.view.shares],
         }
 
@@ -191,6 +211,11 @@ class AgentSandbox:
             env.update(USER="agent", LOGNAME="agent")
         return env
 
+    def reach_model(self, unix: Path, port: int) -> None:
+        """With a model-only network, from now on every agent process reaches the gateway listening
+        on the Unix socket ``unix`` at ``127.0.0.1:port`` (until then it reaches nothing)."""
+        self._model = (unix, port)
+
     @contextlib.asynccontextmanager
     async def frozen(self) -> AsyncIterator[Frozen]:
         """Hold every process of the agent still for the block (and any that starts meanwhile), then
@@ -249,12 +274,18 @@ class AgentSandbox:
                 mounts += bind(share.path, share.path, writable=share.writable)
         for folder in (view.workspace, view.notes):
             mounts += bind(folder, folder, writable=True)
+        relay: list[str] = []
+        if view.model_only and self._model is not None:
+            unix, port = self._model
+            mounts += bind(unix.parent, MODEL_FOLDER)
+            relay = forwarded(view.python, MODEL_FOLDER / unix.name, port)
         return [
             *join,
             *bwrap(namespaces(network=view.network, user=not as_root), kept, mounts),
             "--chdir",
             str(view.workspace),
             "--",
+            *relay,
             *drop,
             *argv,
         ]

@@ -217,7 +217,7 @@ class AgentSandboxed(_Session):
     kind: ClassVar[str] = "agent.sandboxed"
     confined: bool
     user: str | None
-    network: bool
+    network: Literal[True, False, "model"]  # "model": its model gateway, nothing else
     shares: tuple[SharedPath, ...]
     home_seeded: tuple[str, ...]
 

@@ -78,7 +78,8 @@ def _value(hint: Any) -> tuple[tuple[type, ...] | None, frozenset[Any] | None, _
         return scalar, None, None, name
     origin, args = get_origin(hint), get_args(hint)
     if origin is Literal:
-        return (str,), frozenset(args), None, "one of " + ", ".join(map(repr, args))
+        kinds = tuple(dict.fromkeys(type(arg) for arg in args))  # strings, or strings and bools
+        return kinds, frozenset(args), None, "one of " + ", ".join(map(repr, args))
     if origin in (Union, UnionType) and type(None) in args:
         (some,) = (a for a in args if a is not type(None))
         types, allowed, inner, expected = _value(some)

@@ -4,13 +4,17 @@
 gives the agent's sandbox its variables and token and withholds the real keys from it, takes
 the keys out of the seeded HOME, and writes the gateway's records to the run's log: one
 ``gateway.started``, then one ``model.request`` per request, at the session's time. With a
-budget, each request the budget refuses is told to the session (``spent``), which ends.
+budget, each request the budget refuses is told to the session (``spent``), which ends. With
+``--agent-network model`` the gateway listens on a Unix socket too: the sandbox's one way out
+(:meth:`~orchestrator.grading.agent_sandbox.AgentSandbox.reach_model`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 from orchestrator.gateway.access import GatewaySettings, agent_variables, scrub_home
 from orchestrator.gateway.budget import Budget
@@ -42,15 +46,22 @@ async def model_gateway(
     upstreams = settings.upstreams
     limits = settings.budget
     budget = Budget(limits) if limits is not None else None
-    async with Gateway(upstreams, settings.prices, record, budget=budget, on_exhausted=spent) as gateway:
-        box.give(agent_variables(gateway.url, gateway.token), upstreams.secrets())
-        scrub_home(box.view.home, upstreams.secrets(), gateway.token)
-        started = GatewayStarted(
-            gateway.url,
-            upstreams.override or "",
-            tuple(sorted(upstreams.keys)),
-            settings.prices.describe(),
-            limits.describe() if limits is not None else "",
-        )
-        log.append(started, log.last_t)
-        yield gateway
+    # Short (a Unix socket's path is at most 107 bytes), only changeup's (0700), gone at the end.
+    with tempfile.TemporaryDirectory(prefix="changeup-model-") as folder:
+        unix = Path(folder) / "gateway.sock" if settings.model_only else None
+        async with Gateway(
+            upstreams, settings.prices, record, budget=budget, on_exhausted=spent, unix=unix
+        ) as gateway:
+            box.give(agent_variables(gateway.url, gateway.token), upstreams.secrets())
+            if unix is not None:
+                box.reach_model(unix, gateway.port)
+            scrub_home(box.view.home, upstreams.secrets(), gateway.token)
+            started = GatewayStarted(
+                gateway.url,
+                upstreams.override or "",
+                tuple(sorted(upstreams.keys)),
+                settings.prices.describe(),
+                limits.describe() if limits is not None else "",
+            )
+            log.append(started, log.last_t)
+            yield gateway

@@ -125,6 +125,11 @@ class RealParts:
         self._groups: SessionGroups | None = None
         self._box: AgentSandbox | None = None
 
+    @property
+    def model_only(self) -> bool:
+        """Whether the agent's only network is its model gateway (``--agent-network model``)."""
+        return self.gateway is not None and self.gateway.model_only
+
     async def parts(self, log: EventLog) -> RunParts:
         """The workspace, sandbox, bounds, seals and agent sandbox, logged as they are made."""
         challenge, folder, limits = self.challenge, self.folder, self.challenge.model.limits
@@ -138,6 +143,8 @@ class RealParts:
         seals = Seals.take(challenge, grading.prefix)
         for phase, files in seals.tests.items():
             log.append(PhaseSealed(phase, files, seal_of(grading.prefix)), 0.0)
+        if self.model_only and sandbox.kind != "bubblewrap":  # never the whole network instead
+            raise SetupFailed(f"--agent-network model needs bubblewrap: {sandbox.reason}")
         if sandbox.kind != "bubblewrap":  # a weaker sandbox is never silent
             self._logger.warning("weaker sandbox", sandbox=sandbox.kind, reason=sandbox.reason)
         for warning in groups.warnings():  # nor are weaker bounds
@@ -218,7 +225,9 @@ class RealParts:
             tmp=folder.path / "scratch" / "agent",
             shares=(*seen, *self.shares),
             hide=(self.challenge.root, folder.path.parent, cache_root(), *changeup),
-            network=self.network,
+            network=self.network and not self.model_only,
+            model_only=self.model_only,
+            python=environments.agent.python,
         )
         return AgentSandbox(sandbox, view, groups.agent_bounds, groups.agent)
 

@@ -22,6 +22,7 @@ from orchestrator.agents import AgentUnavailable
 from orchestrator.challenge.model import IGNORED_PARTS, Challenge
 from orchestrator.gateway.access import GatewaySettings
 from orchestrator.grading.agent_sandbox import Share
+from orchestrator.grading.sandbox import detect_sandbox
 from orchestrator.log.eventlog import EventLog, EventLogError, read_log
 from orchestrator.log.records import STOPPED, SessionAborted, SessionScored
 from orchestrator.log.report import Report, report_json
@@ -113,10 +114,10 @@ def out_problem(out: Path) -> str:
     )
 
 
-def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
+def _refuse_early(challenge: Challenge, agent: Agent, out: Path, model_only: bool = False) -> None:
     """Raise :class:`RunRefused` when the run could only be invalid: its agent cannot run
-    here (:meth:`Agent.preflight`), the grading Python is not one the challenge needs, or
-    ``out`` is itself a run folder or a file."""
+    here (:meth:`Agent.preflight`), the grading Python is not one the challenge needs, ``out``
+    is itself a run folder or a file, or a ``model_only`` network cannot be made (no bubblewrap)."""
     if out_problem(out):
         raise RunRefused(out_problem(out))
     if (out / "events.jsonl").exists():
@@ -126,6 +127,13 @@ def _refuse_early(challenge: Challenge, agent: Agent, out: Path) -> None:
         )
     if challenge.python_problem():  # its tests could only fail on syntax or imports: invalid
         raise RunRefused(challenge.python_problem())
+    if model_only and detect_sandbox().kind != "bubblewrap":  # never the whole network instead
+        reason = detect_sandbox().reason
+        raise RunRefused(
+            f"--agent-network model needs a network namespace of bubblewrap's, and here {reason}; "
+            "without it the agent would keep the whole network: choose 'on' (the whole network) or "
+            "'none' (no model either)"
+        )
     try:
         agent.preflight(challenge)
     except AgentUnavailable as error:
@@ -159,7 +167,7 @@ async def run_challenge(
     :class:`RunRefused`, having made nothing, when the run could only be invalid.
     """
     start = start_phase(challenge, start)
-    _refuse_early(challenge, agent, out)
+    _refuse_early(challenge, agent, out, gateway is not None and gateway.model_only)
     folder = RunFolder.new(out, challenge, agent.name, name)
     # Kept as it was run: replay and rescore must not depend on a folder that may change since.
     # The run folder is never in the agent's view, so its hidden tests stay hidden.

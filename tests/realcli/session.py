@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,13 +91,16 @@ def run_real(
     hold: bool = False,
     gateway: bool = False,
     budget: str | None = None,
+    network: str = "on",
+    probes: Sequence[str] = (),
 ) -> RealRun:
     """``changeup run CHALLENGE --agent PRESET`` with the real CLI, the scripted server its model
     (``gateway``: through the session's model gateway, the server its upstream; ``budget``: with
-    that ``--budget``)."""
+    that ``--budget``), with ``--agent-network network``; ``probes``: addresses the scripted model
+    has the CLI try."""
     require_installed(preset)
     runs = tmp_path / "runs"
-    script = export_time_script(hold=hold)
+    script = export_time_script(hold=hold, probes=probes)
     with ModelServer(script, DIALECTS[preset], runs=runs, tokens=small_tokens) as server:
         given = setup(preset, server.url, tmp_path / "home", tmp_path / "shared", gateway=gateway)
         before = files(tmp_path / "home")
@@ -104,6 +108,7 @@ def run_real(
         shares = [arg for share in given.shares for arg in ("--agent-share", share)]
         shares += ["--model-gateway", "--model-upstream", server.url] if gateway else []
         shares += ["--budget", budget] if budget is not None else []
+        shares += ["--agent-network", network]
         done = changeup(
             "run",
             str(challenge),

@@ -14,6 +14,7 @@ phase's reference solution and a test of its own, run the tests, then say it is 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,14 +53,16 @@ def test_in_utc_with_z():
 FINAL = {"phase1": "Phase 1 done: the offset is kept as given.", "phase2": "Phase 2 done: UTC, ending in Z."}
 
 
-def export_time_script(*, hold: bool = False) -> Script:
-    """The scripted work on export-time, one part per message (found by a phrase of each)."""
+def export_time_script(*, hold: bool = False, probes: Sequence[str] = ()) -> Script:
+    """The scripted work on export-time, one part per message (found by a phrase of each); in
+    the first, a shell command that tries to connect to each of ``probes`` (``host:port``)."""
     reference = EXPORT_TIME / "solutions" / "reference"
     first: list[Read | Write | Run | Say | Hold] = [
         Read("export_time.py"),
         Write("export_time.py", (reference / "phase1" / "export_time.py").read_text()),
     ]
     first += [Hold()] if hold else []
+    first += [Run(_connect(probe)) for probe in probes]
     first += [
         Write("test_offset_mine.py", PHASE1_TEST),
         Run("python3 -m pytest -q test_offset_mine.py"),
@@ -78,6 +81,13 @@ def export_time_script(*, hold: bool = False) -> Script:
             Part("phase2", "Preserve microseconds when present", second),
         )
     )
+
+
+def _connect(address: str) -> str:
+    """A shell command that tries a TCP connection to ``address`` and says what came of it."""
+    host, port = address.rsplit(":", 1)
+    code = f"import socket; socket.create_connection(({host!r}, {port}), timeout=10); print('connected')"
+    return f'python3 -c "{code}" || true'
 
 
 @dataclass(slots=True)

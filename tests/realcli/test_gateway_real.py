@@ -17,6 +17,8 @@ import pytest
 
 from tests.realcli.session import run_real
 from tests.realcli.setups import SECRET
+from tests.redteam.common import needs_bubblewrap
+from tests.redteam.fence import Loopback, reachable, second_namespace
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -79,3 +81,26 @@ def test_a_real_cli_over_its_request_budget_ends_budget_exhausted(tmp_path: Path
     assert kinds.index("budget.exhausted") + 1 == kinds.index("session.ended")
     assert run.report["score"]["grading_status"] == "ok"
     assert "the session ended budget_exhausted" in (run.folder / "report.md").read_text()
+
+
+@needs_bubblewrap
+def test_a_real_cli_with_a_model_only_network_reaches_its_model_and_nothing_else(tmp_path: Path) -> None:
+    """Claude Code with ``--agent-network model`` completes export-time through the gateway; the
+    scripted model has it try a loopback listener of the test and a second network namespace's
+    (each reachable from here, counted once), and neither counts a connection from the session."""
+    with second_namespace(tmp_path) as (elsewhere, counted):
+        loopback = Loopback()
+        reachable([loopback.address, elsewhere], lambda: (loopback.count, counted()))
+        run = run_real(
+            tmp_path, "claude-code", gateway=True, network="model", probes=[loopback.address, elsewhere]
+        )
+        assert (loopback.count, counted()) == (1, 1)
+    assert run.report["score"]["total"] == 1.0, run.done.stderr[-3000:]
+    answered = [r for r in run.report["model_usage"]["requests"] if r["outcome"] == "answered"]
+    assert len(answered) == len([e for e in run.exchanges if e.tokens is not None]) > 0
+    (sandboxed,) = [r for r in run.records if r["kind"] == "agent.sandboxed"]
+    assert sandboxed["network"] == "model"
+    # The CLI did run both probes, and told its model what came of each.
+    told = "\n".join(e.text for e in run.exchanges)
+    assert "Connection refused" in told
+    assert "Network is unreachable" in told

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -123,10 +124,11 @@ class _AgentOption(click.Option):
 )
 @click.option(
     "--agent-network",
-    type=click.Choice(["on", "none"]),
+    type=click.Choice(["on", "none", "model"]),
     default="on",
     show_default=True,
-    help="Whether the agent keeps the network (agents call their model); 'none' cuts it.",
+    help="Whether the agent keeps the network (agents call their model); 'none' cuts it; 'model' "
+    "leaves it the model gateway alone (implies --model-gateway; needs bubblewrap).",
 )
 @click.option(
     "--model-gateway",
@@ -266,6 +268,8 @@ def run_command(
     if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
         if start_at is not None:
             raise click.UsageError("--start-at starts one run; in a matrix file, modes: [fresh] starts late")
+        if agent_network == "model":
+            raise click.UsageError("--agent-network model takes one run, not a matrix yet")
         params["options"] = _agent_options(agent_options)
         run_matrix(click.get_current_context(), params)
         return
@@ -281,9 +285,11 @@ def run_command(
         budget = Limits.parse(budget_spec) if budget_spec is not None else None
         gateway = (
             GatewaySettings.read(os.environ, model_upstream, prices_file, budget)
-            if model_gateway or model_upstream or prices_file or budget
+            if model_gateway or model_upstream or prices_file or budget or agent_network == "model"
             else None
         )
+        if gateway is not None and agent_network == "model":
+            gateway = dataclasses.replace(gateway, model_only=True)
     except BudgetError as error:
         raise click.BadParameter(str(error), param_hint="--budget") from None
     except PriceTableError as error:
