@@ -21,6 +21,7 @@ from pathlib import Path
 
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import Upstreams
+from orchestrator.gateway.recording import FOLDER, read_exchanges
 
 __all__ = ["HOME_FILE_BYTES", "GatewaySettings", "agent_variables", "scrub_home"]
 
@@ -56,19 +57,28 @@ def agent_variables(url: str, token: str) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class GatewaySettings:
-    """A run's gateway: where it forwards, with which keys, priced by which table."""
+    """A run's gateway: where it forwards, with which keys, priced by which table; ``replay``: the
+    recorded run whose answers it serves instead (``--replay-model``)."""
 
     upstreams: Upstreams
     prices: PriceTable
+    replay: Path | None = None
 
     @classmethod
     def read(
-        cls, env: Mapping[str, str], upstream: str | None = None, prices: Path | None = None
+        cls,
+        env: Mapping[str, str],
+        upstream: str | None = None,
+        prices: Path | None = None,
+        replay: Path | None = None,
     ) -> GatewaySettings:
-        """The keys and roots of ``env``, ``upstream`` for all (``--model-upstream``), and the
-        price table at ``prices`` (None: the shipped one). Raises
-        :class:`~orchestrator.gateway.prices.PriceTableError`."""
-        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices))
+        """The keys and roots of ``env``, ``upstream`` for all (``--model-upstream``), the price
+        table at ``prices`` (None: the shipped one), and the run to ``replay``. Raises
+        :class:`~orchestrator.gateway.prices.PriceTableError`, and
+        :class:`~orchestrator.gateway.recording.RecordingError` when ``replay`` holds no recording."""
+        if replay is not None:
+            read_exchanges(replay / FOLDER)
+        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices), replay)
 
 
 def scrub_home(home: Path, keys: Sequence[str], token: str) -> list[str]:

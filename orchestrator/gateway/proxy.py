@@ -13,7 +13,12 @@ agent (back-pressure: nothing piles up in between). While the request is under w
 agent's side is watched: if it goes away (its turn was interrupted, its CLI killed), the
 upstream request is cancelled and its connection closed. Every request ends in one
 :class:`~orchestrator.log.records.ModelRequest`, handed to ``on_request``: the hook where a
-budget or a recorder takes its place later.
+budget takes its place later.
+
+With a :class:`~orchestrator.gateway.recording.Recorder`, every request served and its answer
+are kept as they pass; with a :class:`~orchestrator.gateway.recording.Tape`, the answers come
+from a recorded run instead of an upstream, and a request that does not match the recorded one
+is refused (400), never answered.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from anyio.abc import Listener, SocketAttribute, SocketStream, TaskGroup
 
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import PROVIDERS, Provider, Upstreams, provider_for
+from orchestrator.gateway.recording import Divergence, Recorder, Tape
 from orchestrator.gateway.usage import Figures, UsageReader
 from orchestrator.log.records import ModelRequest
 
@@ -78,8 +84,12 @@ class Gateway:
         on_request: Callable[[ModelRequest], None],
         *,
         token: str | None = None,
+        recorder: Recorder | None = None,
+        tape: Tape | None = None,
     ) -> None:
         self.upstreams = upstreams
+        self.recorder = recorder
+        self.tape = tape
         self.prices = prices
         self.on_request = on_request
         #: the session's token: the only credential the agent gets, worth nothing elsewhere
@@ -206,6 +216,16 @@ class Gateway:
             return
         provider, rest = routed
         call.provider = provider.name
+        if self.recorder is not None:
+            self.recorder.request(call.number, request.method, request.target, request.headers, request.body)
+        if self.tape is not None:
+            try:
+                await self._replay(connection, stream, provider, request, call)
+            finally:
+                self._report(call)
+            if call.outcome == "cancelled":
+                raise _AgentGone
+            return
         try:
             outgoing = self._outgoing(provider, rest, request)
         except (httpx.InvalidURL, ValueError) as error:
@@ -243,6 +263,8 @@ class Gateway:
             return
         reader = UsageReader(provider.name, response.headers.get("content-type", ""), call.figures.model)
         call.status, call.streamed = response.status_code, reader.streamed
+        if self.recorder is not None:
+            self.recorder.response(call.number, call.status, list(response.headers.items()))
         try:
             headers = [(n, v) for n, v in response.headers.items() if n.lower() not in _HOP]
             await stream.send(connection.send(h11.Response(status_code=call.status, headers=headers)))
@@ -252,6 +274,8 @@ class Gateway:
             ) as chunks:
                 async for chunk in chunks:
                     reader.feed(chunk)
+                    if self.recorder is not None:
+                        self.recorder.chunk(call.number, chunk)
                     await stream.send(connection.send(h11.Data(data=chunk)))
             await stream.send(connection.send(h11.EndOfMessage()))
             call.outcome = "answered"
@@ -263,6 +287,42 @@ class Gateway:
             call.figures = reader.finish()
             with anyio.CancelScope(shield=True):
                 await response.aclose()
+
+    async def _replay(
+        self,
+        connection: h11.Connection,
+        stream: SocketStream,
+        provider: Provider,
+        request: _Request,
+        call: _Call,
+    ) -> None:
+        """Answer from the tape: the recorded answer if the request matches, else a refusal."""
+        assert self.tape is not None
+        found = self.tape.answer(call.number, request.method, request.target, request.body, self.token)
+        if isinstance(found, Divergence):
+            call.status, call.outcome, call.detail = 400, "refused", f"replay diverged: {found.reason}"
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await self._answer(connection, stream, 400, call.detail)
+            return
+        kind = next((v for n, v in found.headers if n.lower() == "content-type"), "")
+        reader = UsageReader(provider.name, kind, call.figures.model)
+        call.status, call.streamed = found.status, reader.streamed
+        if self.recorder is not None:
+            self.recorder.response(call.number, call.status, found.headers)
+        try:
+            headers = [(n, v) for n, v in found.headers if n.lower() not in _HOP]
+            await stream.send(connection.send(h11.Response(status_code=call.status, headers=headers)))
+            for chunk in found.chunks():
+                reader.feed(chunk)
+                if self.recorder is not None:
+                    self.recorder.chunk(call.number, chunk)
+                await stream.send(connection.send(h11.Data(data=chunk)))
+            await stream.send(connection.send(h11.EndOfMessage()))
+            call.outcome = "answered"
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            call.outcome = "cancelled"
+        finally:
+            call.figures = reader.finish()
 
     def _outgoing(self, provider: Provider, rest: str, request: _Request) -> httpx.Request:
         """The request as it goes upstream: the agent's credentials off, the real key on."""

@@ -48,6 +48,7 @@ __all__ = [
     "Entry",
     "GatewayStarted",
     "LogRecord",
+    "ModelDiverged",
     "ModelRequest",
     "PhaseSealed",
     "Record",
@@ -422,6 +423,20 @@ class ModelRequest(_Session):
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ModelDiverged(_Session):
+    """A replayed session (``--replay-model``) asked for something its recording does not hold:
+    request ``number`` was refused; ``recorded``: the recorded request it was held against (0:
+    the recording had none left), ``run``: the recorded run, ``reason``: what differed."""
+
+    kind: ClassVar[str] = "model.diverged"
+    bounds: ClassVar[dict[str, Bound]] = {"reason": DETAIL, "run": TEXT}
+    number: int
+    recorded: int
+    run: str
+    reason: str
+
+
 def abort_detail(status: str, detail: str) -> str:
     """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
     if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
@@ -458,6 +473,7 @@ SessionRecord = (
     | SessionAborted
     | GatewayStarted
     | ModelRequest
+    | ModelDiverged
 )
 #: Anything a log line may hold.
 Record = Event | Observation | Action | SessionRecord | UnknownRecord

@@ -3,7 +3,9 @@
 :func:`model_gateway` starts the gateway (:mod:`orchestrator.gateway`) a run was told to use,
 gives the agent's sandbox its variables and token and withholds the real keys from it, takes
 the keys out of the seeded HOME, and writes the gateway's records to the run's log: one
-``gateway.started``, then one ``model.request`` per request, at the session's time.
+``gateway.started``, then one ``model.request`` per request, at the session's time. Its traffic
+is recorded under the run folder's ``model/`` (:mod:`orchestrator.gateway.recording`); a run
+told to replay one answers from that recording, and logs a ``model.diverged`` where it cannot.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from collections.abc import AsyncIterator, Callable
 
 from orchestrator.gateway.access import GatewaySettings, agent_variables, scrub_home
 from orchestrator.gateway.proxy import Gateway
+from orchestrator.gateway.recording import FOLDER, Divergence, Recorder, Tape
 from orchestrator.grading.agent_sandbox import AgentSandbox
 from orchestrator.log.eventlog import EventLog
-from orchestrator.log.records import GatewayStarted, ModelRequest
+from orchestrator.log.records import GatewayStarted, ModelDiverged, ModelRequest
 
 __all__ = ["model_gateway"]
 
@@ -32,12 +35,21 @@ async def model_gateway(
     def record(request: ModelRequest) -> None:
         log.append(request, max(clock(), log.last_t))
 
+    def diverged(divergence: Divergence) -> None:
+        run = str(settings.replay)
+        found = ModelDiverged(divergence.number, divergence.recorded or 0, run, divergence.reason)
+        log.append(found, max(clock(), log.last_t))
+
     upstreams = settings.upstreams
-    async with Gateway(upstreams, settings.prices, record) as gateway:
+    tape = Tape(settings.replay, diverged) if settings.replay is not None else None
+    gateway = Gateway(upstreams, settings.prices, record, tape=tape)
+    gateway.recorder = Recorder(log.path.parent / FOLDER, upstreams.secrets(), gateway.token)
+    async with gateway:
         box.give(agent_variables(gateway.url, gateway.token), upstreams.secrets())
         scrub_home(box.view.home, upstreams.secrets(), gateway.token)
+        upstream = f"replay:{settings.replay}" if settings.replay is not None else upstreams.override or ""
         started = GatewayStarted(
-            gateway.url, upstreams.override or "", tuple(sorted(upstreams.keys)), settings.prices.describe()
+            gateway.url, upstream, tuple(sorted(upstreams.keys)), settings.prices.describe()
         )
         log.append(started, log.last_t)
         yield gateway

@@ -147,6 +147,14 @@ class _AgentOption(click.Option):
     help="With the gateway: the price table to use instead of the shipped one (its shape: docs/agents.md).",
 )
 @click.option(
+    "--replay-model",
+    "replay_model",
+    metavar="RUN",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="With the gateway (implied): answer the agent's model requests from RUN's recorded traffic, in "
+    "order, with no upstream; a request unlike the recorded one is refused and logged (docs/agents.md).",
+)
+@click.option(
     "--start-at",
     metavar="PHASE",
     help="Start at a later phase: the workspace holds the reference solution of the phases before "
@@ -202,6 +210,7 @@ def run_command(
     model_gateway: bool,
     model_upstream: str | None,
     prices_file: Path | None,
+    replay_model: Path | None,
     start_at: str | None,
     matrix_file: Path | None,
     trials: int | None,
@@ -245,6 +254,7 @@ def run_command(
     from orchestrator.challenge.loader import ChallengeError, load_challenge
     from orchestrator.gateway.access import GatewaySettings
     from orchestrator.gateway.prices import PriceTableError
+    from orchestrator.gateway.recording import RecordingError
     from orchestrator.present.cli.matrix import run_matrix
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_summary
@@ -257,9 +267,9 @@ def run_command(
     if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
         if start_at is not None:
             raise click.UsageError("--start-at starts one run; in a matrix file, modes: [fresh] starts late")
-        if model_gateway or model_upstream or prices_file:
+        if model_gateway or model_upstream or prices_file or replay_model:
             raise click.UsageError(
-                "--model-gateway, --model-upstream and --prices take one run, not a matrix yet"
+                "--model-gateway, --model-upstream, --prices and --replay-model take one run, not a matrix"
             )
         params["options"] = _agent_options(agent_options)
         run_matrix(click.get_current_context(), params)
@@ -274,10 +284,12 @@ def run_command(
         judge = parse_judge(judge_spec)
         shares = [_share(spec) for spec in agent_shares]
         gateway = (
-            GatewaySettings.read(os.environ, model_upstream, prices_file)
-            if model_gateway or model_upstream or prices_file
+            GatewaySettings.read(os.environ, model_upstream, prices_file, replay_model)
+            if model_gateway or model_upstream or prices_file or replay_model
             else None
         )
+    except RecordingError as error:
+        raise click.BadParameter(str(error), param_hint="--replay-model") from None
     except PriceTableError as error:
         raise click.BadParameter(str(error), param_hint="--prices") from None
     except JudgeSpecError as error:

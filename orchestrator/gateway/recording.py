@@ -1,0 +1,264 @@
+"""The gateway's recorded traffic: every exchange kept in the run folder, and read back to replay it.
+
+A :class:`Recorder` writes each request the gateway serves, and its answer as it streams by,
+under the run folder's ``model/``:
+
+- ``NNNN.request.json``: ``method``, ``target`` (the path and query the agent called),
+  ``headers`` and ``body`` (text; ``body_base64`` when it is not UTF-8);
+- ``NNNN.response.json``: the answer's ``status`` and ``headers``;
+- ``NNNN.response``: the answer's body, byte for byte as the upstream sent it (server-sent
+  events included).
+
+``NNNN`` is the request's number, as in its ``model.request`` record. Nothing secret is written:
+the credential headers and a ``key`` query are replaced by ``[redacted]``, and so is every
+occurrence of a real key or of the session token anywhere in what is written.
+
+A :class:`Tape` reads a run's recording and answers the requests of a new session in order
+(``changeup run --replay-model RUN``). A request *matches* the recorded one when its method,
+its path (provider prefix included) and its normalised body are the same (:func:`normalised`:
+the JSON body with keys sorted, the volatile fields of :data:`VOLATILE` left out, the session
+token and the run folders' paths replaced by placeholders); the model is part of the path
+(Gemini) or of the body. Anything else is a :class:`Divergence`, and from the first one on the
+tape serves nothing more: an answer recorded for another request is never served.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+__all__ = [
+    "FOLDER",
+    "REDACTED",
+    "VOLATILE",
+    "Divergence",
+    "Recorded",
+    "Recorder",
+    "RecordingError",
+    "Tape",
+    "normalised",
+    "read_exchanges",
+]
+
+#: The run folder's sub-folder holding the recording.
+FOLDER = "model"
+REDACTED = "[redacted]"
+#: Where an agent's CLI puts its key (as the proxy's): their values are never written.
+CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+#: Body fields that differ between two runs of the same conversation, left out of a match:
+#: per-session identifiers (Anthropic's ``metadata.user_id``, OpenAI's ``user`` and
+#: ``prompt_cache_key``, Responses' ``previous_response_id`` names an answer's own id).
+VOLATILE = frozenset({"metadata", "user", "prompt_cache_key", "previous_response_id"})
+#: A run folder's path (``…/<challenge>-<YYYYmmdd-HHMMSS>-<suffix>``), as it shows in prompts.
+_RUN_PATH = re.compile(r"/[^\s\"']*/[A-Za-z0-9_.-]+-\d{8}-\d{6}[A-Za-z0-9_-]*")
+_CHUNK = 64 * 1024
+
+
+class RecordingError(Exception):
+    """A run's recording cannot be read (absent, or not what a recorder writes)."""
+
+
+class Recorder:
+    """Writes one session's exchanges under ``folder`` (created), redacting ``secrets`` and ``token``."""
+
+    def __init__(self, folder: Path, secrets: Sequence[str], token: str) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self._secrets = [s.encode() for s in (*secrets, token) if s]
+
+    def _clean(self, data: bytes) -> bytes:
+        for secret in self._secrets:
+            data = data.replace(secret, REDACTED.encode())
+        return data
+
+    def _write_json(self, path: Path, value: dict[str, Any]) -> None:
+        path.write_bytes(self._clean(json.dumps(value, indent=1).encode()))
+
+    def request(
+        self, number: int, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes
+    ) -> None:
+        """Keep the request ``number`` as the agent sent it (credentials redacted)."""
+        kept = [(n, REDACTED if n.lower() in CREDENTIAL_HEADERS else v) for n, v in headers]
+        path, _, query = target.partition("?")
+        if query:
+            pairs = [(n, REDACTED if n == "key" else v) for n, v in parse_qsl(query, keep_blank_values=True)]
+            path = f"{path}?{urlencode(pairs)}"
+        record: dict[str, Any] = {"number": number, "method": method, "target": path, "headers": kept}
+        try:
+            record["body"] = self._clean(body).decode()
+        except UnicodeDecodeError:
+            record["body_base64"] = base64.b64encode(self._clean(body)).decode()
+        self._write_json(self.folder / f"{number:04d}.request.json", record)
+        (self.folder / f"{number:04d}.response").write_bytes(b"")
+
+    def response(self, number: int, status: int, headers: Sequence[tuple[str, str]]) -> None:
+        """Keep the head of the answer to request ``number``."""
+        record = {"number": number, "status": status, "headers": [list(pair) for pair in headers]}
+        self._write_json(self.folder / f"{number:04d}.response.json", record)
+
+    def chunk(self, number: int, data: bytes) -> None:
+        """Append a piece of the answer's body, as it passes. A secret split across two pieces
+        is not caught here: no upstream sends one, and the agent never holds the real key."""
+        with (self.folder / f"{number:04d}.response").open("ab") as out:
+            out.write(self._clean(data))
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One recorded exchange: the request as kept, and where its answer is."""
+
+    number: int
+    method: str
+    target: str
+    body: bytes
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    answer: Path
+
+    @property
+    def path(self) -> str:
+        """The gateway path called (no query)."""
+        return self.target.split("?", 1)[0]
+
+    def chunks(self) -> Iterator[bytes]:
+        """The recorded answer's body, piece by piece."""
+        with self.answer.open("rb") as source:
+            while data := source.read(_CHUNK):
+                yield data
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The request the agent made now is not the one recorded at this place (or none is left)."""
+
+    number: int  # the live request's number
+    recorded: int | None  # the recorded request it was held against (None: the tape had ended)
+    reason: str
+
+
+def read_exchanges(folder: Path) -> list[Recorded]:
+    """Every exchange recorded under ``folder`` that has an answer, in order; raises
+    :class:`RecordingError` when ``folder`` holds no recording or a file is not one."""
+    if not folder.is_dir():
+        raise RecordingError(f"{folder}: no recorded model traffic (a run with the model gateway has one)")
+    exchanges: list[Recorded] = []
+    for request_file in sorted(folder.glob("*.request.json")):
+        stem = request_file.name.removesuffix(".request.json")
+        head_file = folder / f"{stem}.response.json"
+        if not head_file.is_file():
+            continue  # refused before an answer, or cut off: nothing to serve
+        try:
+            request, head = json.loads(request_file.read_text()), json.loads(head_file.read_text())
+            body = (
+                base64.b64decode(request["body_base64"])
+                if "body_base64" in request
+                else request["body"].encode()
+            )
+            exchanges.append(
+                Recorded(
+                    int(request["number"]),
+                    str(request["method"]),
+                    str(request["target"]),
+                    body,
+                    int(head["status"]),
+                    tuple((str(n), str(v)) for n, v in head["headers"]),
+                    folder / f"{stem}.response",
+                )
+            )
+        except (ValueError, KeyError, TypeError) as error:
+            raise RecordingError(f"{request_file}: not a recorded exchange ({error!r})") from None
+    return exchanges
+
+
+def normalised(body: bytes, token: str = "") -> Any:
+    """What of a request body a match compares: its JSON with keys sorted and :data:`VOLATILE`
+    fields left out (at any depth), ``token`` and run-folder paths replaced; not JSON, its text."""
+    text = body.decode(errors="replace")
+    if token:
+        text = text.replace(token, REDACTED)
+    text = _RUN_PATH.sub("<run>", text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return _without_volatile(value)
+
+
+def _without_volatile(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_volatile(v) for k, v in sorted(value.items()) if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_without_volatile(item) for item in value]
+    return value
+
+
+class Tape:
+    """A recorded run's exchanges, served in order to a new session's requests."""
+
+    def __init__(self, run: Path, on_divergence: Callable[[Divergence], None] | None = None) -> None:
+        self.run = run
+        self.exchanges = read_exchanges(run / FOLDER)
+        self.on_divergence = on_divergence
+        self._next = 0
+        self.diverged: Divergence | None = None
+
+    def answer(self, number: int, method: str, target: str, body: bytes, token: str) -> Recorded | Divergence:
+        """The recorded exchange for this request, or why there is none (from then on, always one)."""
+        if self.diverged is not None:
+            reason = f"the session diverged at request {self.diverged.number}: nothing more is served"
+            later = Divergence(number, None, reason)
+            if self.on_divergence is not None:
+                self.on_divergence(later)
+            return later
+        if self._next >= len(self.exchanges):
+            found: Recorded | Divergence = Divergence(
+                number,
+                None,
+                f"the recording of {self.run.name} holds {len(self.exchanges)} requests, all served",
+            )
+        else:
+            found = self._held(number, self.exchanges[self._next], method, target, body, token)
+        if isinstance(found, Divergence):
+            self.diverged = found
+            if self.on_divergence is not None:
+                self.on_divergence(found)
+        else:
+            self._next += 1
+        return found
+
+    @staticmethod
+    def _held(
+        number: int, recorded: Recorded, method: str, target: str, body: bytes, token: str
+    ) -> Recorded | Divergence:
+        path = target.split("?", 1)[0]
+        if (method, path) != (recorded.method, recorded.path):
+            reason = f"{method} {path}, where the recording has {recorded.method} {recorded.path}"
+            return Divergence(number, recorded.number, reason)
+        now, then = normalised(body, token), normalised(recorded.body)
+        if now != then:
+            return Divergence(
+                number, recorded.number, f"{path}: the body differs ({_first_difference(now, then)})"
+            )
+        return recorded
+
+
+def _first_difference(now: Any, then: Any, where: str = "") -> str:
+    """Where two normalised bodies first differ, for people (``messages[2].content``)."""
+    if isinstance(now, dict) and isinstance(then, dict):
+        for key in sorted(set(now) | set(then)):
+            if now.get(key) != then.get(key):
+                return _first_difference(now.get(key), then.get(key), f"{where}.{key}" if where else key)
+    if isinstance(now, list) and isinstance(then, list):
+        for index, (a, b) in enumerate(zip(now, then, strict=False)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{index}]")
+        if len(now) != len(then):
+            return f"{where or 'the body'}: {len(now)} items, recorded {len(then)}"
+    shown = json.dumps(now)[:80]
+    return f"{where or 'the body'} is {shown}, recorded {json.dumps(then)[:80]}"
