@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.gateway.recording import normalised
-from tests.cli import REPO
+from tests.atif import Trajectory
+from tests.cli import REPO, changeup
 from tests.modelserver import DIALECTS, ModelServer, Part, Say, Script, Write
 from tests.redteam.common import records, run
 
@@ -88,6 +89,20 @@ def test_a_recorded_session_replays_the_same_and_a_changed_agent_diverges(tmp_pa
         if path.is_file() and not path.is_symlink():
             assert KEY.encode() not in path.read_bytes(), path
             assert b"changeup-session-" not in path.read_bytes(), path
+
+    # Exported as ATIF: the revision as a user step naming its trigger and cause, each Write
+    # with its result sent back.
+    exported = changeup("export", str(recorded), "--atif", timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    document = json.loads(exported.stdout)
+    Trajectory.model_validate(document)
+    steps = document["steps"]
+    assert [s["source"] for s in steps] == ["user", "agent", "agent", "user", "agent", "agent"]
+    assert steps[3]["extra"]["trigger"] == "revision"
+    assert steps[3]["extra"]["cause"].startswith("phase1_tests_pass")
+    assert [c["function_name"] for c in steps[1]["tool_calls"]] == ["Write"]
+    assert [len(s["observation"]["results"]) for s in steps if "observation" in s] == [1, 1]
+    assert steps[4]["observation"]["results"][0]["content"] == "wrote 354 bytes"
 
     # Replayed with the server gone and no key: the same requests, the same workspace changes.
     replay_env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "GEMINI_API_KEY": "", "GOOGLE_API_KEY": ""}
