@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.gateway.fork import Fork
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import Upstreams
 from orchestrator.gateway.recording import FOLDER, read_exchanges
@@ -58,11 +59,12 @@ def agent_variables(url: str, token: str) -> dict[str, str]:
 @dataclass(frozen=True, slots=True)
 class GatewaySettings:
     """A run's gateway: where it forwards, with which keys, priced by which table; ``replay``: the
-    recorded run whose answers it serves instead (``--replay-model``)."""
+    recorded run whose answers it serves instead (``--replay-model``), up to ``fork``, if any."""
 
     upstreams: Upstreams
     prices: PriceTable
     replay: Path | None = None
+    fork: Fork | None = None
 
     @classmethod
     def read(
@@ -71,14 +73,15 @@ class GatewaySettings:
         upstream: str | None = None,
         prices: Path | None = None,
         replay: Path | None = None,
+        fork: Fork | None = None,
     ) -> GatewaySettings:
         """The keys and roots of ``env``, ``upstream`` for all (``--model-upstream``), the price
-        table at ``prices`` (None: the shipped one), and the run to ``replay``. Raises
+        table at ``prices`` (None: the shipped one), the run to ``replay`` and where it forks. Raises
         :class:`~orchestrator.gateway.prices.PriceTableError`, and
         :class:`~orchestrator.gateway.recording.RecordingError` when ``replay`` holds no recording."""
         if replay is not None:
             read_exchanges(replay / FOLDER)
-        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices), replay)
+        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices), replay, fork)
 
 
 def scrub_home(home: Path, keys: Sequence[str], token: str) -> list[str]:

@@ -18,7 +18,7 @@ budget takes its place later.
 With a :class:`~orchestrator.gateway.recording.Recorder`, every request served and its answer
 are kept as they pass; with a :class:`~orchestrator.gateway.recording.Tape`, the answers come
 from a recorded run instead of an upstream, and a request that does not match the recorded one
-is refused (400), never answered.
+is refused (400), never answered (after a fork, requests go upstream again).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from anyio.abc import Listener, SocketAttribute, SocketStream, TaskGroup
 
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import PROVIDERS, Provider, Upstreams, provider_for
-from orchestrator.gateway.recording import Divergence, Recorder, Tape
+from orchestrator.gateway.recording import Divergence, Recorded, Recorder, Tape
 from orchestrator.gateway.usage import Figures, UsageReader
 from orchestrator.log.records import ModelRequest
 
@@ -218,9 +218,14 @@ class Gateway:
         call.provider = provider.name
         if self.recorder is not None:
             self.recorder.request(call.number, request.method, request.target, request.headers, request.body)
-        if self.tape is not None:
+        replayed = (
+            self.tape.answer(call.number, request.method, request.target, request.body, self.token)
+            if self.tape
+            else None
+        )
+        if replayed is not None:  # from the tape (None: no tape, or the session forked: upstream)
             try:
-                await self._replay(connection, stream, provider, request, call)
+                await self._replay(connection, stream, provider, replayed, call)
             finally:
                 self._report(call)
             if call.outcome == "cancelled":
@@ -293,12 +298,10 @@ class Gateway:
         connection: h11.Connection,
         stream: SocketStream,
         provider: Provider,
-        request: _Request,
+        found: Recorded | Divergence,
         call: _Call,
     ) -> None:
-        """Answer from the tape: the recorded answer if the request matches, else a refusal."""
-        assert self.tape is not None
-        found = self.tape.answer(call.number, request.method, request.target, request.body, self.token)
+        """Answer from the tape: the recorded answer if the request matched, else a refusal."""
         if isinstance(found, Divergence):
             call.status, call.outcome, call.detail = 400, "refused", f"replay diverged: {found.reason}"
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):

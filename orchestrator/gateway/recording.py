@@ -20,6 +20,12 @@ the JSON body with keys sorted, the volatile fields of :data:`VOLATILE` left out
 token and the run folders' paths replaced by placeholders); the model is part of the path
 (Gemini) or of the body. Anything else is a :class:`Divergence`, and from the first one on the
 tape serves nothing more: an answer recorded for another request is never served.
+
+A tape told a fork's wording (``--fork-at TRIGGER --message FILE``) serves the recording up to
+the fork: the first request that does not match *and* carries that wording (the reworded
+message, in any string of its JSON body) is where the session forks; it and every request after
+it go to the upstream (:meth:`Tape.answer` answers None). A request that does not match and
+does not carry it is a divergence, as in a plain replay.
 """
 
 from __future__ import annotations
@@ -201,15 +207,30 @@ def _without_volatile(value: Any) -> Any:
 class Tape:
     """A recorded run's exchanges, served in order to a new session's requests."""
 
-    def __init__(self, run: Path, on_divergence: Callable[[Divergence], None] | None = None) -> None:
+    def __init__(
+        self,
+        run: Path,
+        on_divergence: Callable[[Divergence], None] | None = None,
+        *,
+        fork: str = "",
+        on_fork: Callable[[int], None] | None = None,
+    ) -> None:
         self.run = run
         self.exchanges = read_exchanges(run / FOLDER)
         self.on_divergence = on_divergence
+        self.fork = fork.strip()
+        self.on_fork = on_fork
         self._next = 0
         self.diverged: Divergence | None = None
+        self.forked: int | None = None  # the request the session forked at
 
-    def answer(self, number: int, method: str, target: str, body: bytes, token: str) -> Recorded | Divergence:
-        """The recorded exchange for this request, or why there is none (from then on, always one)."""
+    def answer(
+        self, number: int, method: str, target: str, body: bytes, token: str
+    ) -> Recorded | Divergence | None:
+        """The recorded exchange for this request, or why there is none (from then on, always
+        one); None once the session has forked: the request goes to the upstream."""
+        if self.forked is not None:
+            return None
         if self.diverged is not None:
             reason = f"the session diverged at request {self.diverged.number}: nothing more is served"
             later = Divergence(number, None, reason)
@@ -224,6 +245,11 @@ class Tape:
             )
         else:
             found = self._held(number, self.exchanges[self._next], method, target, body, token)
+        if isinstance(found, Divergence) and self.fork and _carries(body, self.fork):
+            self.forked = number
+            if self.on_fork is not None:
+                self.on_fork(number)
+            return None
         if isinstance(found, Divergence):
             self.diverged = found
             if self.on_divergence is not None:
@@ -246,6 +272,24 @@ class Tape:
                 number, recorded.number, f"{path}: the body differs ({_first_difference(now, then)})"
             )
         return recorded
+
+
+def _carries(body: bytes, text: str) -> bool:
+    """Whether ``text`` is in a string of the JSON ``body`` (or in its text, not JSON)."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return text in body.decode(errors="replace")
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and text in item:
+            return True
+        if isinstance(item, dict):
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+    return False
 
 
 def _first_difference(now: Any, then: Any, where: str = "") -> str:

@@ -49,6 +49,8 @@ __all__ = [
     "GatewayStarted",
     "LogRecord",
     "ModelDiverged",
+    "ModelForked",
+    "ModelReplaying",
     "ModelRequest",
     "PhaseSealed",
     "Record",
@@ -437,6 +439,29 @@ class ModelDiverged(_Session):
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class ModelReplaying(_Session):
+    """The gateway answers from a recorded run (``--replay-model``): ``run``; with a fork
+    (``--fork-at``), the trigger ``fork_at`` whose message is the text of ``message_file``."""
+
+    kind: ClassVar[str] = "model.replaying"
+    bounds: ClassVar[dict[str, Bound]] = {"run": TEXT, "fork_at": TEXT, "message_file": TEXT}
+    run: str
+    fork_at: str = ""
+    message_file: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelForked(_Session):
+    """Request ``number`` was the first to carry the fork's wording: from it on, the gateway
+    forwards to the upstream instead of answering from the recording."""
+
+    kind: ClassVar[str] = "model.forked"
+    bounds: ClassVar[dict[str, Bound]] = {"trigger": TEXT}
+    number: int
+    trigger: str
+
+
 def abort_detail(status: str, detail: str) -> str:
     """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
     if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
@@ -474,6 +499,8 @@ SessionRecord = (
     | GatewayStarted
     | ModelRequest
     | ModelDiverged
+    | ModelReplaying
+    | ModelForked
 )
 #: Anything a log line may hold.
 Record = Event | Observation | Action | SessionRecord | UnknownRecord

@@ -5,7 +5,8 @@ gives the agent's sandbox its variables and token and withholds the real keys fr
 the keys out of the seeded HOME, and writes the gateway's records to the run's log: one
 ``gateway.started``, then one ``model.request`` per request, at the session's time. Its traffic
 is recorded under the run folder's ``model/`` (:mod:`orchestrator.gateway.recording`); a run
-told to replay one answers from that recording, and logs a ``model.diverged`` where it cannot.
+told to replay one answers from that recording (``model.replaying``), and logs a
+``model.diverged`` where it cannot, and a ``model.forked`` where a fork takes over.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from orchestrator.gateway.proxy import Gateway
 from orchestrator.gateway.recording import FOLDER, Divergence, Recorder, Tape
 from orchestrator.grading.agent_sandbox import AgentSandbox
 from orchestrator.log.eventlog import EventLog
-from orchestrator.log.records import GatewayStarted, ModelDiverged, ModelRequest
+from orchestrator.log.records import GatewayStarted, ModelDiverged, ModelForked, ModelReplaying, ModelRequest
 
 __all__ = ["model_gateway"]
 
@@ -40,8 +41,19 @@ async def model_gateway(
         found = ModelDiverged(divergence.number, divergence.recorded or 0, run, divergence.reason)
         log.append(found, max(clock(), log.last_t))
 
+    fork = settings.fork
+
+    def forked(number: int) -> None:
+        log.append(ModelForked(number, fork.trigger if fork else ""), max(clock(), log.last_t))
+
     upstreams = settings.upstreams
-    tape = Tape(settings.replay, diverged) if settings.replay is not None else None
+    tape = None
+    if settings.replay is not None:
+        tape = Tape(settings.replay, diverged, fork=fork.text if fork else "", on_fork=forked)
+        replaying = ModelReplaying(
+            str(settings.replay), fork.trigger if fork else "", fork.file if fork else ""
+        )
+        log.append(replaying, log.last_t)
     gateway = Gateway(upstreams, settings.prices, record, tape=tape)
     gateway.recorder = Recorder(log.path.parent / FOLDER, upstreams.secrets(), gateway.token)
     async with gateway:

@@ -128,3 +128,27 @@ def test_a_recorded_session_replays_the_same_and_a_changed_agent_diverges(tmp_pa
     assert outcomes[:2] == ["answered", "refused"]
     assert "replay diverged" in changed["model_usage"]["requests"][1]["detail"]
     assert (diverged / "workspace" / "model-error.txt").read_text().startswith("400 ")
+    assert changed["model_usage"]["replay"]["diverged_requests"] == [2, 3]
+
+    # A fork at the pivot: the recording up to the revision, then its new wording, upstream.
+    wording = tmp_path / "revision.txt"
+    wording.write_text(
+        "Reworded: the same instant in UTC, ending in Z. Preserve microseconds when present.\n"
+    )
+    fork = ("--fork-at", "revision", "--message", str(wording), "--model-upstream")
+    with ModelServer(_script(), DIALECTS["claude-code"]) as server:
+        forked, folder = run(EXPORT_TIME, agent, tmp_path / "fork", *options, *fork, server.url, env=env)
+        upstream = server.answered()
+    assert forked["run"]["status"] == "completed", forked["run"]
+    assert [p["full_marks"] for p in forked["phases"]] == [True, True]
+    assert forked["model_usage"]["replay"] == {
+        "run": str(recorded),
+        "fork_at": "revision",
+        "message_file": str(wording),
+        "forked_at_request": 3,
+        "diverged_requests": [],
+    }
+    assert [e.body["messages"][-1]["content"] for e in upstream[:1]] == [wording.read_text()]
+    assert len(upstream) == 2  # only what came after the fork went upstream
+    delivered = [r for r in records(folder) if r["kind"] == "message.queued"]
+    assert delivered[-1]["text"] == wording.read_text()

@@ -15,6 +15,7 @@ from orchestrator.present.exits import EXIT_TABLE, BadInput, Exit, failures
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from orchestrator.gateway.fork import Fork
     from orchestrator.grading.agent_sandbox import Share
     from orchestrator.session.loop import SessionView
 
@@ -155,6 +156,19 @@ class _AgentOption(click.Option):
     "order, with no upstream; a request unlike the recorded one is refused and logged (docs/agents.md).",
 )
 @click.option(
+    "--fork-at",
+    metavar="TRIGGER",
+    help="With --replay-model: deliver another wording of TRIGGER's message (briefing: the first), "
+    "read from --message FILE; the recording is served up to the first request that carries it, "
+    "and from that one on the upstream answers.",
+)
+@click.option(
+    "--message",
+    "message_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="With --fork-at: the file holding the message's new wording.",
+)
+@click.option(
     "--start-at",
     metavar="PHASE",
     help="Start at a later phase: the workspace holds the reference solution of the phases before "
@@ -211,6 +225,8 @@ def run_command(
     model_upstream: str | None,
     prices_file: Path | None,
     replay_model: Path | None,
+    fork_at: str | None,
+    message_file: Path | None,
     start_at: str | None,
     matrix_file: Path | None,
     trials: int | None,
@@ -253,6 +269,7 @@ def run_command(
     from orchestrator.agents import AgentSpecError, parse_agent
     from orchestrator.challenge.loader import ChallengeError, load_challenge
     from orchestrator.gateway.access import GatewaySettings
+    from orchestrator.gateway.fork import ForkError, reworded
     from orchestrator.gateway.prices import PriceTableError
     from orchestrator.gateway.recording import RecordingError
     from orchestrator.present.cli.matrix import run_matrix
@@ -280,14 +297,18 @@ def run_command(
     configure(verbose=verbose)
     try:
         challenge = load_challenge(challenge_path)
+        fork = _fork(fork_at, message_file, replay_model)
+        challenge = reworded(challenge, fork) if fork is not None else challenge
         agent = parse_agent(agent_spec, _agent_options(agent_options))
         judge = parse_judge(judge_spec)
         shares = [_share(spec) for spec in agent_shares]
         gateway = (
-            GatewaySettings.read(os.environ, model_upstream, prices_file, replay_model)
+            GatewaySettings.read(os.environ, model_upstream, prices_file, replay_model, fork)
             if model_gateway or model_upstream or prices_file or replay_model
             else None
         )
+    except ForkError as error:
+        raise click.BadParameter(str(error), param_hint="--fork-at") from None
     except RecordingError as error:
         raise click.BadParameter(str(error), param_hint="--replay-model") from None
     except PriceTableError as error:
@@ -342,6 +363,21 @@ def run_command(
     if problems:
         click.echo(f"what happened, the agent's output included, is in {folder.log}", err=True)
     sys.exit(Exit.FAILED if problems else Exit.OK)
+
+
+def _fork(trigger: str | None, message: Path | None, replay: Path | None) -> Fork | None:
+    """``--fork-at`` and ``--message``, which go together and with ``--replay-model``."""
+    from orchestrator.gateway.fork import Fork
+
+    if trigger is None and message is None:
+        return None
+    if trigger is None or message is None or replay is None:
+        raise click.UsageError("--fork-at TRIGGER and --message FILE go together, with --replay-model RUN")
+    try:
+        text = message.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.BadParameter(f"cannot read {message}: {error}", param_hint="--message") from None
+    return Fork(trigger, text, str(message))
 
 
 def _share(spec: str) -> Share:
