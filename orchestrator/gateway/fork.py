@@ -11,12 +11,14 @@ change the outcome" runs the session before the pivot exactly as recorded, witho
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from orchestrator.challenge.model import Challenge
 from triggers.spec import BRIEFING
 
-__all__ = ["Fork", "ForkError", "reworded"]
+__all__ = ["Fork", "ForkError", "fork_in_log", "reworded"]
 
 
 class ForkError(ValueError):
@@ -30,6 +32,19 @@ class Fork:
     trigger: str
     text: str
     file: str
+
+
+def fork_in_log(records: Iterable[dict[str, Any]]) -> Fork | None:
+    """The fork a run's log records (its ``model.replaying``, logged before the agent starts);
+    None for a run that was no fork. ``records``: the log's raw records, read only that far."""
+    for record in records:
+        if record.get("kind") == "agent.started":
+            return None
+        if record.get("kind") == "model.replaying" and record.get("fork_at"):
+            return Fork(
+                str(record["fork_at"]), str(record.get("message", "")), str(record.get("message_file", ""))
+            )
+    return None
 
 
 def reworded(challenge: Challenge, fork: Fork) -> Challenge:

@@ -442,13 +442,15 @@ class ModelDiverged(_Session):
 @dataclass(frozen=True, slots=True)
 class ModelReplaying(_Session):
     """The gateway answers from a recorded run (``--replay-model``): ``run``; with a fork
-    (``--fork-at``), the trigger ``fork_at`` whose message is the text of ``message_file``."""
+    (``--fork-at``), the trigger ``fork_at`` whose message is ``message``, read from
+    ``message_file`` (what ``changeup replay`` re-decides the run's triggers with)."""
 
     kind: ClassVar[str] = "model.replaying"
-    bounds: ClassVar[dict[str, Bound]] = {"run": TEXT, "fork_at": TEXT, "message_file": TEXT}
+    bounds: ClassVar[dict[str, Bound]] = {"run": TEXT, "fork_at": TEXT, "message_file": TEXT, "message": TEXT}
     run: str
     fork_at: str = ""
     message_file: str = ""
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,10 @@ async def model_gateway(
     if settings.replay is not None:
         tape = Tape(settings.replay, diverged, fork=fork.text if fork else "", on_fork=forked)
         replaying = ModelReplaying(
-            str(settings.replay), fork.trigger if fork else "", fork.file if fork else ""
+            str(settings.replay),
+            fork.trigger if fork else "",
+            fork.file if fork else "",
+            fork.text if fork else "",
         )
         log.append(replaying, log.last_t)
     gateway = Gateway(upstreams, settings.prices, record, tape=tape)

@@ -152,3 +152,6 @@ def test_a_recorded_session_replays_the_same_and_a_changed_agent_diverges(tmp_pa
     assert len(upstream) == 2  # only what came after the fork went upstream
     delivered = [r for r in records(folder) if r["kind"] == "message.queued"]
     assert delivered[-1]["text"] == wording.read_text()
+    # Its triggers re-decided from its log agree: the fork's wording is the log's.
+    decided = changeup("replay", str(folder), timeout=120)
+    assert decided.returncode == 0, decided.stdout[-2000:]
