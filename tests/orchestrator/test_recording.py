@@ -1,0 +1,101 @@
+"""The gateway's recording, written and read back without a session: what a match compares, what
+it sees past, and that a tape serves nothing once a request diverged (or past its end)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orchestrator.gateway.recording import REDACTED, Divergence, Recorded, Recorder, Tape, normalised
+
+TOKEN = "changeup-session-abc"
+RUN = "/runs/export-time-20261204-101500-claude-code/workspace"
+
+
+def _body(text: str, *, user: str = "u-1", where: str = RUN, token: str = TOKEN) -> bytes:
+    """An Anthropic request naming its working folder and holding a session identifier."""
+    return json.dumps(
+        {
+            "model": "claude-haiku-4-5",
+            "system": f"Work in {where}; your key is {token}.",
+            "metadata": {"user_id": user},
+            "messages": [{"role": "user", "content": text}],
+        }
+    ).encode()
+
+
+def _recorded(tmp_path: Path, *bodies: bytes) -> Path:
+    run = tmp_path / "run"
+    recorder = Recorder(run / "model", ["sk-real-key"], TOKEN)
+    for number, body in enumerate(bodies, 1):
+        headers = [("x-api-key", TOKEN), ("content-type", "application/json")]
+        recorder.request(number, "POST", "/anthropic/v1/messages?key=sk-real-key", headers, body)
+        recorder.response(number, 200, [("content-type", "application/json")])
+        recorder.chunk(number, b'{"content": [], "note": "sk-real-key"}')
+    return run
+
+
+def test_what_is_kept_holds_no_credential(tmp_path: Path) -> None:
+    """Headers, query and bodies: the token and the key are redacted wherever they were."""
+    run = _recorded(tmp_path, _body("one"))
+    for path in (run / "model").iterdir():
+        data = path.read_bytes()
+        assert TOKEN.encode() not in data, path
+        assert b"sk-real-key" not in data, path
+    request = json.loads((run / "model" / "0001.request.json").read_text())
+    assert ["x-api-key", REDACTED] in request["headers"]
+    assert request["target"] == "/anthropic/v1/messages?key=%5Bredacted%5D"
+
+
+def test_a_match_sees_past_identifiers_paths_and_the_token_but_not_the_conversation(tmp_path: Path) -> None:
+    """Another session's user id, run folder and token match; another message does not."""
+    tape = Tape(_recorded(tmp_path, _body("one"), _body("two")))
+    other = "/elsewhere/export-time-20261205-090000-claude-code/workspace"
+    found = tape.answer(
+        1, "POST", "/anthropic/v1/messages", _body("one", user="u-2", where=other, token="t2"), "t2"
+    )
+    assert isinstance(found, Recorded)
+    assert found.number == 1
+    assert b"".join(found.chunks()) == b'{"content": [], "note": "[redacted]"}'
+    wrong = tape.answer(2, "POST", "/anthropic/v1/messages", _body("TWO"), TOKEN)
+    assert isinstance(wrong, Divergence)
+    assert (wrong.recorded, wrong.reason) == (
+        2,
+        '/anthropic/v1/messages: the body differs (messages[0].content is "TWO", recorded "two")',
+    )
+    # Diverged once, the tape serves nothing more, even the request it holds next.
+    again = tape.answer(3, "POST", "/anthropic/v1/messages", _body("two"), TOKEN)
+    assert isinstance(again, Divergence)
+    assert again.recorded is None
+
+
+def test_another_path_or_a_request_past_the_end_diverges(tmp_path: Path) -> None:
+    """The method and path are compared; a tape that has served all it holds serves no more."""
+    run = _recorded(tmp_path, _body("one"))
+    moved = Tape(run).answer(1, "POST", "/openai/v1/chat/completions", _body("one"), TOKEN)
+    assert isinstance(moved, Divergence)
+    assert "where the recording has POST /anthropic" in moved.reason
+    tape = Tape(run)
+    assert isinstance(tape.answer(1, "POST", "/anthropic/v1/messages", _body("one"), TOKEN), Recorded)
+    over = tape.answer(2, "POST", "/anthropic/v1/messages", _body("one"), TOKEN)
+    assert isinstance(over, Divergence)
+    assert "all served" in over.reason
+
+
+def test_a_fork_forwards_from_the_first_request_that_carries_its_wording(tmp_path: Path) -> None:
+    """Unlike the recording and carrying the new wording: forked (None, upstream, from then on);
+    unlike it without the wording: a divergence, as in a plain replay."""
+    run = _recorded(tmp_path, _body("one"), _body("two"))
+    forks: list[int] = []
+    tape = Tape(run, fork="Say it otherwise.", on_fork=forks.append)
+    assert isinstance(tape.answer(1, "POST", "/anthropic/v1/messages", _body("one"), TOKEN), Recorded)
+    assert tape.answer(2, "POST", "/anthropic/v1/messages", _body("Now: Say it otherwise."), TOKEN) is None
+    assert tape.answer(3, "POST", "/anthropic/v1/messages", _body("anything"), TOKEN) is None
+    assert forks == [2]
+    plain = Tape(run, fork="Say it otherwise.")
+    assert isinstance(plain.answer(1, "POST", "/anthropic/v1/messages", _body("else"), TOKEN), Divergence)
+
+
+def test_a_body_that_is_not_json_is_compared_as_text() -> None:
+    """Its text, with the token and run paths replaced."""
+    assert normalised(b"hello " + TOKEN.encode(), TOKEN) == f"hello {REDACTED}"
