@@ -9,7 +9,10 @@ under the run folder's ``model/``:
 - ``NNNN.response``: the answer's body, byte for byte as the upstream sent it (server-sent
   events included).
 
-``NNNN`` is the request's number, as in its ``model.request`` record. Nothing secret is written:
+A recording holds at most :data:`RECORDING_BYTES` of bodies: the exchange that passes the limit
+and every later one are not kept, and ``stopped.json`` says from which request on (a replay
+serves what was kept, then diverges). ``NNNN`` is the request's number, as in its
+``model.request`` record. Nothing secret is written:
 the credential headers and a ``key`` query are replaced by ``[redacted]``, and so is every
 occurrence of a real key or of the session token anywhere in what is written.
 
@@ -41,6 +44,7 @@ from urllib.parse import parse_qsl, urlencode
 
 __all__ = [
     "FOLDER",
+    "RECORDING_BYTES",
     "REDACTED",
     "VOLATILE",
     "Divergence",
@@ -55,6 +59,11 @@ __all__ = [
 #: The run folder's sub-folder holding the recording.
 FOLDER = "model"
 REDACTED = "[redacted]"
+#: The most a run's recording holds (request and answer bodies): a runaway agent's traffic
+#: cannot fill the disk through it.
+RECORDING_BYTES = 2 << 30
+#: Written when the recording stops at its limit: ``{"from": NNNN, "limit": bytes}``.
+STOPPED = "stopped.json"
 #: Where an agent's CLI puts its key (as the proxy's): their values are never written.
 CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
 #: Body fields that differ between two runs of the same conversation, left out of a match:
@@ -73,10 +82,29 @@ class RecordingError(Exception):
 class Recorder:
     """Writes one session's exchanges under ``folder`` (created), redacting ``secrets`` and ``token``."""
 
-    def __init__(self, folder: Path, secrets: Sequence[str], token: str) -> None:
+    def __init__(
+        self, folder: Path, secrets: Sequence[str], token: str, limit: int = RECORDING_BYTES
+    ) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self._secrets = [s.encode() for s in (*secrets, token) if s]
+        self.limit = limit
+        self.written = 0
+        self.stopped: int | None = None  # the first request not kept (the limit was reached)
+
+    def _room(self, number: int, size: int) -> bool:
+        """Whether ``size`` more bytes of request ``number`` fit; if not, the recording stops
+        here: that exchange's answer is dropped (it would be cut short) and nothing more kept."""
+        if self.stopped is not None:
+            return False
+        self.written += size
+        if self.written <= self.limit:
+            return True
+        self.stopped = number
+        for suffix in (".response.json", ".response"):
+            (self.folder / f"{number:04d}{suffix}").unlink(missing_ok=True)
+        (self.folder / STOPPED).write_text(json.dumps({"from": number, "limit": self.limit}))
+        return False
 
     def _clean(self, data: bytes) -> bytes:
         for secret in self._secrets:
@@ -90,6 +118,8 @@ class Recorder:
         self, number: int, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes
     ) -> None:
         """Keep the request ``number`` as the agent sent it (credentials redacted)."""
+        if not self._room(number, len(body)):
+            return
         kept = [(n, REDACTED if n.lower() in CREDENTIAL_HEADERS else v) for n, v in headers]
         path, _, query = target.partition("?")
         if query:
@@ -105,12 +135,16 @@ class Recorder:
 
     def response(self, number: int, status: int, headers: Sequence[tuple[str, str]]) -> None:
         """Keep the head of the answer to request ``number``."""
+        if self.stopped is not None:
+            return
         record = {"number": number, "status": status, "headers": [list(pair) for pair in headers]}
         self._write_json(self.folder / f"{number:04d}.response.json", record)
 
     def chunk(self, number: int, data: bytes) -> None:
         """Append a piece of the answer's body, as it passes. A secret split across two pieces
         is not caught here: no upstream sends one, and the agent never holds the real key."""
+        if not self._room(number, len(data)):
+            return
         with (self.folder / f"{number:04d}.response").open("ab") as out:
             out.write(self._clean(data))
 
@@ -154,9 +188,12 @@ def read_exchanges(folder: Path) -> list[Recorded]:
     if not folder.is_dir():
         raise RecordingError(f"{folder}: no recorded model traffic (a run with the model gateway has one)")
     exchanges: list[Recorded] = []
+    stopped = _stopped(folder)
     for request_file in sorted(folder.glob("*.request.json")):
         stem = request_file.name.removesuffix(".request.json")
         head_file = folder / f"{stem}.response.json"
+        if stopped is not None and stem.isdigit() and int(stem) >= stopped:
+            break  # past the limit: not kept whole
         if not head_file.is_file():
             continue  # refused before an answer, or cut off: nothing to serve
         try:
@@ -180,6 +217,16 @@ def read_exchanges(folder: Path) -> list[Recorded]:
         except (ValueError, KeyError, TypeError) as error:
             raise RecordingError(f"{request_file}: not a recorded exchange ({error!r})") from None
     return exchanges
+
+
+def _stopped(folder: Path) -> int | None:
+    """The request a recording stopped at (None: it holds everything)."""
+    try:
+        return int(json.loads((folder / STOPPED).read_text())["from"])
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError) as error:
+        raise RecordingError(f"{folder / STOPPED}: not what a recorder writes ({error!r})") from None
 
 
 def normalised(body: bytes, token: str = "") -> Any:
@@ -217,6 +264,7 @@ class Tape:
     ) -> None:
         self.run = run
         self.exchanges = read_exchanges(run / FOLDER)
+        self.stopped = _stopped(run / FOLDER)
         self.on_divergence = on_divergence
         self.fork = fork.strip()
         self.on_fork = on_fork
@@ -241,7 +289,8 @@ class Tape:
             found: Recorded | Divergence = Divergence(
                 number,
                 None,
-                f"the recording of {self.run.name} holds {len(self.exchanges)} requests, all served",
+                f"the recording of {self.run.name} holds {len(self.exchanges)} requests, all served"
+                + (f" (it stopped at request {self.stopped}, at its size limit)" if self.stopped else ""),
             )
         else:
             found = self._held(number, self.exchanges[self._next], method, target, body, token)

@@ -99,3 +99,24 @@ def test_a_fork_forwards_from_the_first_request_that_carries_its_wording(tmp_pat
 def test_a_body_that_is_not_json_is_compared_as_text() -> None:
     """Its text, with the token and run paths replaced."""
     assert normalised(b"hello " + TOKEN.encode(), TOKEN) == f"hello {REDACTED}"
+
+
+def test_a_recording_stops_at_its_limit_and_a_replay_serves_only_what_was_kept_whole(tmp_path: Path) -> None:
+    """The answer that passes the limit is dropped, not kept cut short; nothing after it is kept."""
+    run = tmp_path / "run"
+    recorder = Recorder(run / "model", [], TOKEN, limit=510)  # request 2 fits, its answer does not
+    for number in (1, 2, 3):
+        recorder.request(number, "POST", "/anthropic/v1/messages", [], _body(str(number)))
+        recorder.response(number, 200, [])
+        recorder.chunk(number, b"x" * 60)
+    assert recorder.stopped == 2
+    assert json.loads((run / "model" / "stopped.json").read_text()) == {"from": 2, "limit": 510}
+    assert (run / "model" / "0002.request.json").exists()
+    assert not (run / "model" / "0002.response.json").exists()
+    assert not (run / "model" / "0003.request.json").exists()
+    tape = Tape(run)
+    assert [e.number for e in tape.exchanges] == [1]
+    assert isinstance(tape.answer(1, "POST", "/anthropic/v1/messages", _body("1"), TOKEN), Recorded)
+    over = tape.answer(2, "POST", "/anthropic/v1/messages", _body("2"), TOKEN)
+    assert isinstance(over, Divergence)
+    assert "stopped at request 2, at its size limit" in over.reason
