@@ -18,7 +18,8 @@ occurrence of a real key or of the session token anywhere in what is written.
 
 A :class:`Tape` reads a run's recording and answers the requests of a new session in order
 (``changeup run --replay-model RUN``). A request *matches* the recorded one when its method,
-its path (provider prefix included) and its normalised body are the same (:func:`normalised`:
+its path (provider prefix included), its query (``key`` left out: ``alt=sse`` says whether an
+answer streams) and its normalised body are the same (:func:`normalised`:
 the JSON body with keys sorted, the volatile fields of :data:`VOLATILE` left out, the session
 token and the run folders' paths replaced by placeholders); the model is part of the path
 (Gemini) or of the body. Anything else is a :class:`Divergence`, and from the first one on the
@@ -315,12 +316,21 @@ class Tape:
         if (method, path) != (recorded.method, recorded.path):
             reason = f"{method} {path}, where the recording has {recorded.method} {recorded.path}"
             return Divergence(number, recorded.number, reason)
+        if _query(target) != _query(recorded.target):
+            reason = f"{path}: the query {_query(target)} differs from the recorded {_query(recorded.target)}"
+            return Divergence(number, recorded.number, reason)
         now, then = normalised(body, token), normalised(recorded.body)
         if now != then:
             return Divergence(
                 number, recorded.number, f"{path}: the body differs ({_first_difference(now, then)})"
             )
         return recorded
+
+
+def _query(target: str) -> list[tuple[str, str]]:
+    """A target's query, sorted, its ``key`` (a credential) left out."""
+    query = target.split("?", 1)[1] if "?" in target else ""
+    return sorted((n, v) for n, v in parse_qsl(query, keep_blank_values=True) if n != "key")
 
 
 def _carries(body: bytes, text: str) -> bool:

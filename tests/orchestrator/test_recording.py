@@ -120,3 +120,16 @@ def test_a_recording_stops_at_its_limit_and_a_replay_serves_only_what_was_kept_w
     over = tape.answer(2, "POST", "/anthropic/v1/messages", _body("2"), TOKEN)
     assert isinstance(over, Divergence)
     assert "stopped at request 2, at its size limit" in over.reason
+
+
+def test_the_query_is_compared_but_not_its_key(tmp_path: Path) -> None:
+    """Gemini's ``alt=sse`` decides the answer's shape; the ``key`` is a credential."""
+    run = tmp_path / "run"
+    recorder = Recorder(run / "model", [], TOKEN)
+    target = "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    recorder.request(1, "POST", f"{target}?alt=sse&key={TOKEN}", [], b"{}")
+    recorder.response(1, 200, [])
+    assert isinstance(Tape(run).answer(1, "POST", f"{target}?key=other&alt=sse", b"{}", "other"), Recorded)
+    plain = Tape(run).answer(1, "POST", f"{target}?key=other", b"{}", "other")
+    assert isinstance(plain, Divergence)
+    assert "query [] differs from the recorded [('alt', 'sse')]" in plain.reason
