@@ -19,11 +19,13 @@ occurrence of a real key or of the session token anywhere in what is written.
 A :class:`Tape` reads a run's recording and answers the requests of a new session in order
 (``changeup run --replay-model RUN``). A request *matches* the recorded one when its method,
 its path (provider prefix included), its query (``key`` left out: ``alt=sse`` says whether an
-answer streams) and its normalised body are the same (:func:`normalised`:
-the JSON body with keys sorted, the volatile fields of :data:`VOLATILE` left out, the session
-token and the run folders' paths replaced by placeholders); the model is part of the path
-(Gemini) or of the body. Anything else is a :class:`Divergence`, and from the first one on the
-tape serves nothing more: an answer recorded for another request is never served.
+answer streams) and its normalised body are the same (:func:`normalised`: the JSON body with
+keys sorted, the volatile fields of :data:`VOLATILE` left out, the session token, the run
+folders' paths, durations and client-minted identifiers replaced by placeholders); the model is
+part of the path (Gemini) or of the body. Anything else is a :class:`Divergence`, and from the
+first one on the tape serves nothing more: an answer recorded for another request is never
+served. An answer served to a new session names that session's run folder wherever it named
+the recorded run's (a CLI's tool call carries absolute paths of its workspace).
 
 A tape told a fork's wording (``--fork-at TRIGGER --message FILE``) serves the recording up to
 the fork: the first request that does not match *and* carries that wording (the reworded
@@ -35,6 +37,7 @@ does not carry it is a divergence, as in a plain replay.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -69,10 +72,18 @@ STOPPED = "stopped.json"
 CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
 #: Body fields that differ between two runs of the same conversation, left out of a match:
 #: per-session identifiers (Anthropic's ``metadata.user_id``, OpenAI's ``user`` and
-#: ``prompt_cache_key``, Responses' ``previous_response_id`` names an answer's own id).
-VOLATILE = frozenset({"metadata", "user", "prompt_cache_key", "previous_response_id"})
+#: ``prompt_cache_key``, Codex's ``client_metadata``, Responses' ``previous_response_id``).
+VOLATILE = frozenset({"metadata", "user", "prompt_cache_key", "client_metadata", "previous_response_id"})
 #: A run folder's path (``…/<challenge>-<YYYYmmdd-HHMMSS>-<suffix>``), as it shows in prompts.
 _RUN_PATH = re.compile(r"/[^\s\"']*/[A-Za-z0-9_.-]+-\d{8}-\d{6}[A-Za-z0-9_-]*")
+#: A duration as tools print it (``1 passed in 0.01s``, ``took 350ms``): it differs run to run.
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds)\b")
+#: Identifiers a client makes up as it goes: UUIDs, epoch-millisecond stamps (Gemini CLI names
+#: its tool calls ``read_file_1796356424228_0``), Codex's ``Chunk ID: a9bf6d`` of a command's output.
+_MINTED = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|(?<!\d)1\d{12}(?!\d)|(?<=Chunk ID: )[0-9a-fA-F]+"
+)
 _CHUNK = 64 * 1024
 
 
@@ -161,6 +172,8 @@ class Recorded:
     status: int
     headers: tuple[tuple[str, str], ...]
     answer: Path
+    #: what the answer is served with in place of what (the recorded run's folder: the new one's)
+    moved: tuple[tuple[bytes, bytes], ...] = ()
 
     @property
     def path(self) -> str:
@@ -168,7 +181,15 @@ class Recorded:
         return self.target.split("?", 1)[0]
 
     def chunks(self) -> Iterator[bytes]:
-        """The recorded answer's body, piece by piece."""
+        """The recorded answer's body, piece by piece (read whole when something in it moved:
+        a path is not cut between two pieces)."""
+        if self.moved:
+            data = self.answer.read_bytes()
+            for old, new in self.moved:
+                data = data.replace(old, new)
+            for start in range(0, len(data), _CHUNK):
+                yield data[start : start + _CHUNK]
+            return
         with self.answer.open("rb") as source:
             while data := source.read(_CHUNK):
                 yield data
@@ -232,11 +253,13 @@ def _stopped(folder: Path) -> int | None:
 
 def normalised(body: bytes, token: str = "") -> Any:
     """What of a request body a match compares: its JSON with keys sorted and :data:`VOLATILE`
-    fields left out (at any depth), ``token`` and run-folder paths replaced; not JSON, its text."""
+    fields left out (at any depth), ``token``, run-folder paths, durations (a tool's output
+    saying how long it took) and identifiers a client mints (UUIDs, epoch-millisecond stamps)
+    replaced; not JSON, its text."""
     text = body.decode(errors="replace")
     if token:
         text = text.replace(token, REDACTED)
-    text = _RUN_PATH.sub("<run>", text)
+    text = _MINTED.sub("<id>", _DURATION.sub("<duration>", _RUN_PATH.sub("<run>", text)))
     try:
         value = json.loads(text)
     except ValueError:
@@ -262,8 +285,12 @@ class Tape:
         *,
         fork: str = "",
         on_fork: Callable[[int], None] | None = None,
+        here: Path | None = None,
     ) -> None:
         self.run = run
+        # An answer names the recorded run's files (a tool call's absolute path): served to the
+        # session at ``here``, it names the same files of its own run folder.
+        self.moved = ((str(run.resolve()).encode(), str(here.resolve()).encode()),) if here else ()
         self.exchanges = read_exchanges(run / FOLDER)
         self.stopped = _stopped(run / FOLDER)
         self.on_divergence = on_divergence
@@ -295,6 +322,7 @@ class Tape:
             )
         else:
             found = self._held(number, self.exchanges[self._next], method, target, body, token)
+            found = dataclasses.replace(found, moved=self.moved) if isinstance(found, Recorded) else found
         if isinstance(found, Divergence) and self.fork and _carries(body, self.fork):
             self.forked = number
             if self.on_fork is not None:
@@ -363,5 +391,12 @@ def _first_difference(now: Any, then: Any, where: str = "") -> str:
                 return _first_difference(a, b, f"{where}[{index}]")
         if len(now) != len(then):
             return f"{where or 'the body'}: {len(now)} items, recorded {len(then)}"
+    if isinstance(now, str) and isinstance(then, str):
+        at = next(
+            (i for i, (a, b) in enumerate(zip(now, then, strict=False)) if a != b), min(len(now), len(then))
+        )
+        start = max(0, at - 30)
+        place = f"{where or 'the body'} at character {at}"
+        return f"{place}: {now[start : at + 50]!r}, recorded {then[start : at + 50]!r}"
     shown = json.dumps(now)[:80]
     return f"{where or 'the body'} is {shown}, recorded {json.dumps(then)[:80]}"

@@ -49,7 +49,9 @@ async def model_gateway(
     upstreams = settings.upstreams
     tape = None
     if settings.replay is not None:
-        tape = Tape(settings.replay, diverged, fork=fork.text if fork else "", on_fork=forked)
+        tape = Tape(
+            settings.replay, diverged, fork=fork.text if fork else "", on_fork=forked, here=log.path.parent
+        )
         replaying = ModelReplaying(
             str(settings.replay),
             fork.trigger if fork else "",

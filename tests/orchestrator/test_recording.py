@@ -61,7 +61,8 @@ def test_a_match_sees_past_identifiers_paths_and_the_token_but_not_the_conversat
     assert isinstance(wrong, Divergence)
     assert (wrong.recorded, wrong.reason) == (
         2,
-        '/anthropic/v1/messages: the body differs (messages[0].content is "TWO", recorded "two")',
+        "/anthropic/v1/messages: the body differs "
+        "(messages[0].content at character 0: 'TWO', recorded 'two')",
     )
     # Diverged once, the tape serves nothing more, even the request it holds next.
     again = tape.answer(3, "POST", "/anthropic/v1/messages", _body("two"), TOKEN)
@@ -133,3 +134,18 @@ def test_the_query_is_compared_but_not_its_key(tmp_path: Path) -> None:
     plain = Tape(run).answer(1, "POST", f"{target}?key=other", b"{}", "other")
     assert isinstance(plain, Divergence)
     assert "query [] differs from the recorded [('alt', 'sse')]" in plain.reason
+
+
+def test_durations_match_and_a_served_answer_names_the_new_run_s_files(tmp_path: Path) -> None:
+    """A tool's timing is volatile; a recorded tool call's path into the old run folder is served
+    as the same path into the new one."""
+    old = tmp_path / "export-time-20261204-101500-claude-code"
+    recorder = Recorder(old / "model", [], TOKEN)
+    recorder.request(1, "POST", "/anthropic/v1/messages", [], _body("1 passed in 0.00s"))
+    recorder.response(1, 200, [])
+    recorder.chunk(1, json.dumps({"file_path": f"{old}/workspace/a.py"}).encode())
+    new = tmp_path / "export-time-20261205-090000-claude-code"
+    tape = Tape(old, here=new)
+    found = tape.answer(1, "POST", "/anthropic/v1/messages", _body("1 passed in 0.01s"), TOKEN)
+    assert isinstance(found, Recorded)
+    assert json.loads(b"".join(found.chunks())) == {"file_path": f"{new}/workspace/a.py"}

@@ -1,0 +1,75 @@
+"""A real CLI's session, recorded by the model gateway and replayed with ``--replay-model``.
+
+The session is recorded against the scripted model server (:func:`~tests.realcli.session.run_real`
+through the gateway); the replay runs the same CLI on the same challenge with no server
+listening: every request it makes matches the recorded one (the same requests, normalised: another
+run folder, other client-made identifiers, other timings) and is answered from the recording,
+and the workspace ends holding the same files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.gateway.recording import normalised
+from orchestrator.system.venvs import cache_root
+from tests.cli import changeup
+from tests.realcli.session import RUN_SECONDS, run_real
+from tests.realcli.setups import EXPORT_TIME, setup
+
+pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def _requests(folder: Path) -> list[tuple[str, object]]:
+    """Each recorded request's target and normalised body, in order."""
+    kept = [json.loads(p.read_text()) for p in sorted((folder / "model").glob("*.request.json"))]
+    return [(r["target"], normalised(r["body"].encode())) for r in kept]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """The workspace's files, its git folder left out."""
+    workspace = folder / "workspace"
+    return {
+        p.relative_to(workspace).as_posix(): p.read_bytes()
+        for p in sorted(workspace.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(workspace).parts
+    }
+
+
+@pytest.mark.parametrize("preset", ["claude-code", "codex", "gemini-cli"])
+def test_a_real_cli_replays_its_recorded_session_without_a_provider(tmp_path: Path, preset: str) -> None:
+    """Both phases of export-time, recorded, then replayed request for request."""
+    recorded = run_real(tmp_path / "first", preset, gateway=True)
+    assert recorded.report["score"]["total"] == 1.0, recorded.done.stderr[-3000:]
+    # The CLI is set up as before, its base URL a port where nothing listens: the gateway serves.
+    given = setup(preset, "http://127.0.0.1:9", tmp_path / "home", tmp_path / "shared", gateway=True)
+    options = [arg for option in given.options for arg in ("--agent-option", option)]
+    shares = [arg for share in given.shares for arg in ("--agent-share", share)]
+    env = {**given.env, "CHANGEUP_CACHE": str(cache_root())}
+    runs = tmp_path / "replayed"
+    done = changeup(
+        "run",
+        str(EXPORT_TIME),
+        "--agent",
+        preset,
+        *options,
+        *shares,
+        "--replay-model",
+        str(recorded.folder),
+        "--out",
+        str(runs),
+        "-q",
+        env=env,
+        timeout=RUN_SECONDS,
+    )
+    (folder,) = sorted(runs.iterdir())
+    report = json.loads((folder / "report.json").read_text())
+    assert report["score"]["total"] == 1.0, done.stderr[-3000:]
+    requests = report["model_usage"]["requests"]
+    assert [r["outcome"] for r in requests] == ["answered"] * len(_requests(recorded.folder))
+    assert report["model_usage"]["replay"]["diverged_requests"] == []
+    assert _requests(folder) == _requests(recorded.folder)
+    assert _files(folder) == _files(recorded.folder)
