@@ -71,9 +71,9 @@ def trajectory(contents: LogContents, recording: Path, session_id: str, agent_ve
             steps.append({"source": "user", "message": message.text if message else "", "extra": extra})
         elif isinstance(record, ModelRequest) and record.outcome == "answered" and record.number in exchanges:
             exchange = exchanges[record.number]
-            for call_id, content in tool_results(exchange):
+            for call_id, name, content in tool_results(exchange):
                 # A result is re-sent with every later request: the first one is the observation.
-                call_id = call_id if call_id in calls else next(iter(pending.get(call_id, [])), "")
+                call_id = call_id if call_id in calls else next(iter(pending.get(name, [])), "")
                 step = calls.pop(call_id, None)
                 if step is not None:
                     step.setdefault("observation", {"results": []})["results"].append(
@@ -294,36 +294,37 @@ def _gemini(events: list[dict[str, Any]], number: int) -> Answer:
 # --- tool results, in the requests that send them back -----------------------------------------
 
 
-def tool_results(exchange: Recorded) -> list[tuple[str, str]]:
-    """The tool results a request sends the model: ``(call id, content)`` in each API's shape
-    (Anthropic's ``tool_result``, Chat's ``tool`` messages, Responses' ``function_call_output``,
-    Gemini's ``functionResponse``, named by its id, or by its name as :func:`_gemini` names it)."""
+def tool_results(exchange: Recorded) -> list[tuple[str, str, str]]:
+    """The tool results a request sends the model: ``(call id, tool name, content)`` in each
+    API's shape (Anthropic's ``tool_result``, Chat's ``tool`` messages, Responses'
+    ``function_call_output``, Gemini's ``functionResponse``: the only one with a name, by which
+    it is matched when its call had no id in the answer, Gemini CLI making up its own)."""
     try:
         body = json.loads(exchange.body)
     except ValueError:
         return []
     if not isinstance(body, dict):
         return []
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, str]] = []
     for message in body.get("messages") or []:
         if not isinstance(message, dict):
             continue
         if message.get("role") == "tool":
-            found.append((str(message.get("tool_call_id", "")), _text(message.get("content"))))
+            found.append((str(message.get("tool_call_id", "")), "", _text(message.get("content"))))
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
-                found.append((str(block.get("tool_use_id", "")), _text(block.get("content"))))
+                found.append((str(block.get("tool_use_id", "")), "", _text(block.get("content"))))
     items = body.get("input")
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and item.get("type") == "function_call_output":
-            found.append((str(item.get("call_id", "")), _text(item.get("output"))))
+            found.append((str(item.get("call_id", "")), "", _text(item.get("output"))))
     for content in body.get("contents") or []:
         for part in (content.get("parts") or []) if isinstance(content, dict) else []:
             if isinstance(part, dict) and "functionResponse" in part:
                 response = part["functionResponse"]
-                call_id = response.get("id") or response.get("name", "")
-                found.append((str(call_id), _text(response.get("response"))))
+                name = str(response.get("name", ""))
+                found.append((str(response.get("id") or ""), name, _text(response.get("response"))))
     return found
 
 

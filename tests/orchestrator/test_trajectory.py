@@ -47,8 +47,11 @@ def _body(api: str, model: str, result: tuple[str, str] | None) -> dict[str, Any
             [{"type": "function_call_output", "call_id": result[0], "output": result[1]}] if result else []
         )
         return {"model": model, "input": [{"role": "user", "content": "Go"}, *output]}
-    parts = [{"functionResponse": {"name": result[0], "response": {"out": result[1]}}}] if result else []
-    return {"contents": [{"role": "user", "parts": parts or [{"text": "Go"}]}]}
+    # Gemini CLI names a call its answer left unnamed with an id of its own: matched by name.
+    if result is None:
+        return {"contents": [{"role": "user", "parts": [{"text": "Go"}]}]}
+    response = {"name": result[0], "id": f"{result[0]}_1796356471348_0", "response": {"out": result[1]}}
+    return {"contents": [{"role": "user", "parts": [{"functionResponse": response}]}]}
 
 
 def _provider(api: str) -> str:

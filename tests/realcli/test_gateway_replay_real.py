@@ -4,7 +4,8 @@ The session is recorded against the scripted model server (:func:`~tests.realcli
 through the gateway); the replay runs the same CLI on the same challenge with no server
 listening: every request it makes matches the recorded one (the same requests, normalised: another
 run folder, other client-made identifiers, other timings) and is answered from the recording,
-and the workspace ends holding the same files.
+and the workspace ends holding the same files. The recording's ATIF export holds every tool
+call with its result.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 
 from orchestrator.gateway.recording import normalised
 from orchestrator.system.venvs import cache_root
+from tests.atif import Trajectory
 from tests.cli import changeup
 from tests.realcli.session import RUN_SECONDS, run_real
 from tests.realcli.setups import EXPORT_TIME, setup
@@ -44,6 +46,15 @@ def test_a_real_cli_replays_its_recorded_session_without_a_provider(tmp_path: Pa
     """Both phases of export-time, recorded, then replayed request for request."""
     recorded = run_real(tmp_path / "first", preset, gateway=True)
     assert recorded.report["score"]["total"] == 1.0, recorded.done.stderr[-3000:]
+    # Its ATIF export: both messages as user steps, each tool call with its result.
+    exported = changeup("export", str(recorded.folder), "--atif", timeout=120)
+    document = json.loads(exported.stdout)
+    Trajectory.model_validate(document)
+    steps = document["steps"]
+    assert [s["extra"]["trigger"] for s in steps if s["source"] == "user"] == ["briefing", "revision"]
+    calls = [c["tool_call_id"] for s in steps for c in s.get("tool_calls", [])]
+    results = [r["source_call_id"] for s in steps for r in s.get("observation", {}).get("results", [])]
+    assert calls == results != []
     # The CLI is set up as before, its base URL a port where nothing listens: the gateway serves.
     given = setup(preset, "http://127.0.0.1:9", tmp_path / "home", tmp_path / "shared", gateway=True)
     options = [arg for option in given.options for arg in ("--agent-option", option)]
