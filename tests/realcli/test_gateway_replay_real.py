@@ -5,7 +5,8 @@ through the gateway); the replay runs the same CLI on the same challenge with no
 listening: every request it makes matches the recorded one (the same requests, normalised: another
 run folder, other client-made identifiers, other timings) and is answered from the recording,
 and the workspace ends holding the same files. The recording's ATIF export holds every tool
-call with its result.
+call with its result. A fork at the revision with another wording runs to the end: the
+recording answers up to it, the server after it, and the report names the fork.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from orchestrator.gateway.recording import normalised
 from orchestrator.system.venvs import cache_root
 from tests.atif import Trajectory
 from tests.cli import changeup
-from tests.realcli.session import RUN_SECONDS, run_real
-from tests.realcli.setups import EXPORT_TIME, setup
+from tests.modelserver import DIALECTS, ModelServer
+from tests.realcli.session import RUN_SECONDS, run_real, small_tokens
+from tests.realcli.setups import EXPORT_TIME, export_time_script, setup
 
 pytestmark = [pytest.mark.real_cli, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -84,3 +86,41 @@ def test_a_real_cli_replays_its_recorded_session_without_a_provider(tmp_path: Pa
     assert report["model_usage"]["replay"]["diverged_requests"] == []
     assert _requests(folder) == _requests(recorded.folder)
     assert _files(folder) == _files(recorded.folder)
+
+    # A fork at the pivot: the recording up to the revision, its new wording, then the server.
+    wording = tmp_path / "revision.txt"
+    wording.write_text(
+        "Change of plan: format_export_time gives the same instant in UTC, ending in Z. "
+        "Preserve microseconds when present. Naive datetimes still raise ValueError.\n"
+    )
+    forks = tmp_path / "forked"
+    with ModelServer(export_time_script(), DIALECTS[preset], runs=forks, tokens=small_tokens) as server:
+        fork = ("--fork-at", "revision", "--message", str(wording), "--model-upstream", server.url)
+        done = changeup(
+            "run",
+            str(EXPORT_TIME),
+            "--agent",
+            preset,
+            *options,
+            *shares,
+            "--replay-model",
+            str(recorded.folder),
+            *fork,
+            "--out",
+            str(forks),
+            "-q",
+            env=env,
+            timeout=RUN_SECONDS,
+        )
+        upstream = len(server.exchanges)
+    (forked,) = sorted(forks.iterdir())
+    report = json.loads((forked / "report.json").read_text())
+    assert report["score"]["total"] == 1.0, done.stderr[-3000:]
+    named = report["model_usage"]["replay"]
+    assert (named["fork_at"], named["message_file"], named["diverged_requests"]) == (
+        "revision",
+        str(wording),
+        [],
+    )
+    before = named["forked_at_request"] - 1  # served from the recording
+    assert 0 < before < len(report["model_usage"]["requests"]) == before + upstream
