@@ -16,6 +16,7 @@ and points the agent's CLI at it through the CLI's base-URL variables
 ``prices``      the price table (shipped, dated; a user's file overrides it) and a request's cost
 ``proxy``       the HTTP proxy itself (h11 towards the agent, httpx towards the provider)
 ``access``      what the agent is given (variables, token) and what it must not hold (keys)
+``recording``   every exchange kept in the run folder, and a recorded run's answers replayed
 ==============  ===========================================================================
 
 The package exports nothing itself: importing it loads no HTTP machinery.

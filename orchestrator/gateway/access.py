@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.gateway.budget import Limits
+from orchestrator.gateway.fork import Fork
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import Upstreams
+from orchestrator.gateway.recording import FOLDER, read_exchanges
 
 __all__ = ["HOME_FILE_BYTES", "GatewaySettings", "agent_variables", "scrub_home"]
 
@@ -60,12 +62,15 @@ def agent_variables(url: str, token: str) -> dict[str, str]:
 class GatewaySettings:
     """A run's gateway: where it forwards, with which keys, priced by which table, within which
     budget (None: none); ``model_only``: the gateway is all of the agent's network
-    (``--agent-network model``)."""
+    (``--agent-network model``); ``replay``: the recorded run whose answers it serves instead
+    (``--replay-model``), up to ``fork``, if any."""
 
     upstreams: Upstreams
     prices: PriceTable
     budget: Limits | None = None
     model_only: bool = False
+    replay: Path | None = None
+    fork: Fork | None = None
 
     @classmethod
     def read(
@@ -74,11 +79,16 @@ class GatewaySettings:
         upstream: str | None = None,
         prices: Path | None = None,
         budget: Limits | None = None,
+        replay: Path | None = None,
+        fork: Fork | None = None,
     ) -> GatewaySettings:
-        """The keys and roots of ``env``, ``upstream`` for all (``--model-upstream``), the
-        price table at ``prices`` (None: the shipped one) and the session's ``budget``
-        (``--budget``). Raises :class:`~orchestrator.gateway.prices.PriceTableError`."""
-        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices), budget)
+        """The keys and roots of ``env``, ``upstream`` for all (``--model-upstream``), the price
+        table at ``prices`` (None: the shipped one), the session's ``budget`` (``--budget``), the run
+        to ``replay`` and where it forks. Raises :class:`~orchestrator.gateway.prices.PriceTableError`,
+        and :class:`~orchestrator.gateway.recording.RecordingError` when ``replay`` holds no recording."""
+        if replay is not None:
+            read_exchanges(replay / FOLDER)
+        return cls(Upstreams.from_env(env, upstream), PriceTable.load(prices), budget, False, replay, fork)
 
 
 def scrub_home(home: Path, keys: Sequence[str], token: str) -> list[str]:

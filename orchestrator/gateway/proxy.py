@@ -16,6 +16,11 @@ upstream request is cancelled and its connection closed. Every request ends in o
 :class:`~orchestrator.gateway.budget.Budget`, a request the budget no longer admits is answered
 with its provider's own quota error (:func:`~orchestrator.gateway.providers.quota_refusal`) and
 ``on_exhausted`` is told why.
+
+With a :class:`~orchestrator.gateway.recording.Recorder`, every request served and its answer
+are kept as they pass; with a :class:`~orchestrator.gateway.recording.Tape`, the answers come
+from a recorded run instead of an upstream, and a request that does not match the recorded one
+is refused (400), never answered (after a fork, requests go upstream again).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from anyio.abc import Listener, SocketAttribute, SocketStream, TaskGroup
 from orchestrator.gateway.budget import Budget
 from orchestrator.gateway.prices import PriceTable
 from orchestrator.gateway.providers import PROVIDERS, Provider, Upstreams, provider_for, quota_refusal
+from orchestrator.gateway.recording import Divergence, Recorded, Recorder, Tape
 from orchestrator.gateway.usage import Figures, UsageReader
 from orchestrator.log.records import ModelRequest
 
@@ -86,11 +92,15 @@ class Gateway:
         budget: Budget | None = None,
         on_exhausted: Callable[[str], None] | None = None,
         unix: Path | None = None,
+        recorder: Recorder | None = None,
+        tape: Tape | None = None,
     ) -> None:
         self.upstreams = upstreams
         #: the session's budget (None: none); ``on_exhausted`` is told why at each refusal
         self.budget = budget
         self.on_exhausted = on_exhausted
+        self.recorder = recorder
+        self.tape = tape
         self.prices = prices
         self.on_request = on_request
         #: the session's token: the only credential the agent gets, worth nothing elsewhere
@@ -230,6 +240,21 @@ class Gateway:
             return
         provider, rest = routed
         call.provider = provider.name
+        if self.recorder is not None:
+            self.recorder.request(call.number, request.method, request.target, request.headers, request.body)
+        replayed = (
+            self.tape.answer(call.number, request.method, request.target, request.body, self.token)
+            if self.tape
+            else None
+        )
+        if replayed is not None:  # from the tape (None: no tape, or the session forked: upstream)
+            try:
+                await self._replay(connection, stream, provider, replayed, call)
+            finally:
+                self._report(call)
+            if call.outcome == "cancelled":
+                raise _AgentGone
+            return
         try:
             outgoing = self._outgoing(provider, rest, request)
         except (httpx.InvalidURL, ValueError) as error:
@@ -280,6 +305,8 @@ class Gateway:
         reader = UsageReader(provider.name, response.headers.get("content-type", ""), call.figures.model)
         call.status, call.streamed = response.status_code, reader.streamed
         delivered = False  # the answer's last event reached the agent
+        if self.recorder is not None:
+            self.recorder.response(call.number, call.status, list(response.headers.items()))
         try:
             headers = [(n, v) for n, v in response.headers.items() if n.lower() not in _HOP]
             await stream.send(connection.send(h11.Response(status_code=call.status, headers=headers)))
@@ -289,6 +316,8 @@ class Gateway:
             ) as chunks:
                 async for chunk in chunks:
                     reader.feed(chunk)
+                    if self.recorder is not None:
+                        self.recorder.chunk(call.number, chunk)
                     await stream.send(connection.send(h11.Data(data=chunk)))
                     delivered = reader.complete
             await stream.send(connection.send(h11.EndOfMessage()))
@@ -305,6 +334,40 @@ class Gateway:
                 call.outcome = "answered"
             with anyio.CancelScope(shield=True):
                 await response.aclose()
+
+    async def _replay(
+        self,
+        connection: h11.Connection,
+        stream: SocketStream,
+        provider: Provider,
+        found: Recorded | Divergence,
+        call: _Call,
+    ) -> None:
+        """Answer from the tape: the recorded answer if the request matched, else a refusal."""
+        if isinstance(found, Divergence):
+            call.status, call.outcome, call.detail = 400, "refused", f"replay diverged: {found.reason}"
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await self._answer(connection, stream, 400, call.detail)
+            return
+        kind = next((v for n, v in found.headers if n.lower() == "content-type"), "")
+        reader = UsageReader(provider.name, kind, call.figures.model)
+        call.status, call.streamed = found.status, reader.streamed
+        if self.recorder is not None:
+            self.recorder.response(call.number, call.status, found.headers)
+        try:
+            headers = [(n, v) for n, v in found.headers if n.lower() not in _HOP]
+            await stream.send(connection.send(h11.Response(status_code=call.status, headers=headers)))
+            for chunk in found.chunks():
+                reader.feed(chunk)
+                if self.recorder is not None:
+                    self.recorder.chunk(call.number, chunk)
+                await stream.send(connection.send(h11.Data(data=chunk)))
+            await stream.send(connection.send(h11.EndOfMessage()))
+            call.outcome = "answered"
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            call.outcome = "cancelled"
+        finally:
+            call.figures = reader.finish()
 
     def _outgoing(self, provider: Provider, rest: str, request: _Request) -> httpx.Request:
         """The request as it goes upstream: the agent's credentials off, the real key on."""

@@ -48,6 +48,9 @@ __all__ = [
     "Entry",
     "GatewayStarted",
     "LogRecord",
+    "ModelDiverged",
+    "ModelForked",
+    "ModelReplaying",
     "ModelRequest",
     "PhaseSealed",
     "Record",
@@ -425,6 +428,45 @@ class ModelRequest(_Session):
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ModelDiverged(_Session):
+    """A replayed session (``--replay-model``) asked for something its recording does not hold:
+    request ``number`` was refused; ``recorded``: the recorded request it was held against (0:
+    the recording had none left), ``run``: the recorded run, ``reason``: what differed."""
+
+    kind: ClassVar[str] = "model.diverged"
+    bounds: ClassVar[dict[str, Bound]] = {"reason": DETAIL, "run": TEXT}
+    number: int
+    recorded: int
+    run: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReplaying(_Session):
+    """The gateway answers from a recorded run (``--replay-model``): ``run``; with a fork
+    (``--fork-at``), the trigger ``fork_at`` whose message is ``message``, read from
+    ``message_file`` (what ``changeup replay`` re-decides the run's triggers with)."""
+
+    kind: ClassVar[str] = "model.replaying"
+    bounds: ClassVar[dict[str, Bound]] = {"run": TEXT, "fork_at": TEXT, "message_file": TEXT, "message": TEXT}
+    run: str
+    fork_at: str = ""
+    message_file: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelForked(_Session):
+    """Request ``number`` was the first to carry the fork's wording: from it on, the gateway
+    forwards to the upstream instead of answering from the recording."""
+
+    kind: ClassVar[str] = "model.forked"
+    bounds: ClassVar[dict[str, Bound]] = {"trigger": TEXT}
+    number: int
+    trigger: str
+
+
 def abort_detail(status: str, detail: str) -> str:
     """A ``session.aborted`` detail for people: a recorded cancellation reads as Ctrl-C."""
     if status == "interrupted" and (not detail.strip() or _CANCELLED.match(detail.strip())):
@@ -461,6 +503,9 @@ SessionRecord = (
     | SessionAborted
     | GatewayStarted
     | ModelRequest
+    | ModelDiverged
+    | ModelReplaying
+    | ModelForked
 )
 #: Anything a log line may hold.
 Record = Event | Observation | Action | SessionRecord | UnknownRecord

@@ -37,6 +37,7 @@ __all__ = [
     "Limits",
     "Message",
     "ModelCall",
+    "ModelReplay",
     "ModelTotals",
     "ModelUsage",
     "OverLimit",
@@ -438,6 +439,16 @@ class Disagreement(_Part):
     cli: Number
 
 
+class ModelReplay(_Part):
+    """A run whose model answers came from a recorded run (``--replay-model``), and its fork."""
+
+    run: str
+    fork_at: str  # the trigger whose message was reworded ("" : no fork)
+    message_file: str
+    forked_at_request: int | None  # the first request sent upstream (None: never forked)
+    diverged_requests: list[int]  # requests refused: unlike the recording
+
+
 class ModelUsage(_Part):
     """What the model gateway measured (docs/report.md#model_usage): for runs made with it."""
 
@@ -449,6 +460,7 @@ class ModelUsage(_Part):
     total: ModelTotals
     unpriced_models: list[str]
     disagreements: list[Disagreement]
+    replay: ModelReplay | None = None
 
 
 class ModelBudget(_Part):

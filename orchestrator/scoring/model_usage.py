@@ -5,8 +5,9 @@ A run made with the gateway logs a ``gateway.started`` and one ``model.request``
 turn under way when it was made; one made between turns to none) and for the session, names
 the price table (its date) and the models it had no price for, and holds the agent CLI's own
 figures (``turn.summary``, the report's ``turns``) against the gateway's: each figure of a
-turn where both said something and they differ is a disagreement, listed. A run made without
-the gateway has no such section.
+turn where both said something and they differ is a disagreement, listed. A replayed run
+(``--replay-model``) says which run it replayed, where it forked, and which requests diverged.
+A run made without the gateway has no such section.
 """
 
 from __future__ import annotations
@@ -14,8 +15,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from orchestrator.log.records import Entry, GatewayStarted, ModelRequest
-from orchestrator.log.report import Disagreement, ModelCall, ModelTotals, ModelUsage, Turn, TurnModelTotals
+from orchestrator.log.records import (
+    Entry,
+    GatewayStarted,
+    ModelDiverged,
+    ModelForked,
+    ModelReplaying,
+    ModelRequest,
+)
+from orchestrator.log.report import (
+    Disagreement,
+    ModelCall,
+    ModelReplay,
+    ModelTotals,
+    ModelUsage,
+    Turn,
+    TurnModelTotals,
+)
 
 __all__ = ["FIGURES", "model_usage"]
 
@@ -52,6 +68,22 @@ def model_usage(entries: Sequence[Entry], turns: Sequence[Turn]) -> ModelUsage |
         total=ModelTotals(**_totals([r for _, r in requests])),
         unpriced_models=sorted(unpriced),
         disagreements=_disagreements(rows, turns),
+        replay=_replay(entries),
+    )
+
+
+def _replay(entries: Sequence[Entry]) -> ModelReplay | None:
+    """Where the answers came from when they were replayed (None: from the upstream)."""
+    replaying = next((e.record for e in entries if isinstance(e.record, ModelReplaying)), None)
+    if replaying is None:
+        return None
+    forked = next((e.record.number for e in entries if isinstance(e.record, ModelForked)), None)
+    return ModelReplay(
+        run=replaying.run,
+        fork_at=replaying.fork_at,
+        message_file=replaying.message_file,
+        forked_at_request=forked,
+        diverged_requests=[e.record.number for e in entries if isinstance(e.record, ModelDiverged)],
     )
 
 

@@ -12,6 +12,7 @@ The group imports no command: ``changeup --help`` lists them from :data:`COMMAND
 ``calibration``    ``validate`` and ``calibrate``: can a challenge be trusted
 ``authoring``      ``new`` and ``schema``: writing a challenge
 ``importer``       ``import``: another benchmark's task as a challenge
+``export``         ``export``: a run's recorded model traffic for other tools (ATIF)
 ``console``        standard output for tables, shared by the commands
 =================  ==========================================================================
 """
@@ -44,6 +45,9 @@ COMMANDS = {
     "compare": Entry(
         "comparison",
         "Compare the agents of a matrix: per challenge and agent, rates, the decision's verdict.",
+    ),
+    "export": Entry(
+        "export", "Export a run's recorded model traffic as an ATIF trajectory (docs/agents.md)."
     ),
     "import": Entry(
         "importer",

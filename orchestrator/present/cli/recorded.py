@@ -60,6 +60,7 @@ def _streamed(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogRea
     challenge whose id is not the run's is refused (exit 2).
     """
     from orchestrator.challenge.loader import ChallengeError, load_challenge
+    from orchestrator.gateway.fork import ForkError, fork_in_log, reworded
     from orchestrator.log.eventlog import EventLogError, LogReader
 
     folder = _run_folder(run)
@@ -74,6 +75,15 @@ def _streamed(run: Path, challenge_path: Path | None) -> tuple[RunFolder, LogRea
     except ChallengeError as error:
         raise BadInput(f"cannot load the challenge {path}:\n{error}") from None
     recorded = header.get("challenge")
+    try:
+        fork = fork_in_log(LogReader(folder.log))
+    except EventLogError:
+        fork = None  # a damaged log is said where it is read, line and all
+    if fork is not None:  # a fork ran with its trigger's message reworded: so is it re-decided
+        try:
+            challenge = reworded(challenge, fork)
+        except ForkError as error:
+            raise BadInput(f"the run {folder.path.name} is a fork: {error}") from None
     if challenge.id != recorded:
         raise BadInput(
             f"{challenge.root} is the challenge '{challenge.id}', but the run {folder.path.name} is of "

@@ -16,6 +16,7 @@ from orchestrator.present.exits import EXIT_TABLE, BadInput, Exit, failures
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from orchestrator.gateway.fork import Fork
     from orchestrator.grading.agent_sandbox import Share
     from orchestrator.session.loop import SessionView
 
@@ -156,6 +157,27 @@ class _AgentOption(click.Option):
     "gateway refuses the agent's next request and the session ends budget_exhausted (docs/agents.md).",
 )
 @click.option(
+    "--replay-model",
+    "replay_model",
+    metavar="RUN",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="With the gateway (implied): answer the agent's model requests from RUN's recorded traffic, in "
+    "order, with no upstream; a request unlike the recorded one is refused and logged (docs/agents.md).",
+)
+@click.option(
+    "--fork-at",
+    metavar="TRIGGER",
+    help="With --replay-model: deliver another wording of TRIGGER's message (briefing: the first), "
+    "read from --message FILE; the recording is served up to the first request that carries it, "
+    "and from that one on the upstream answers.",
+)
+@click.option(
+    "--message",
+    "message_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="With --fork-at: the file holding the message's new wording.",
+)
+@click.option(
     "--start-at",
     metavar="PHASE",
     help="Start at a later phase: the workspace holds the reference solution of the phases before "
@@ -212,6 +234,9 @@ def run_command(
     model_upstream: str | None,
     prices_file: Path | None,
     budget_spec: str | None,
+    replay_model: Path | None,
+    fork_at: str | None,
+    message_file: Path | None,
     start_at: str | None,
     matrix_file: Path | None,
     trials: int | None,
@@ -255,7 +280,9 @@ def run_command(
     from orchestrator.challenge.loader import ChallengeError, load_challenge
     from orchestrator.gateway.access import GatewaySettings
     from orchestrator.gateway.budget import BudgetError, Limits
+    from orchestrator.gateway.fork import ForkError, reworded
     from orchestrator.gateway.prices import PriceTableError
+    from orchestrator.gateway.recording import RecordingError
     from orchestrator.present.cli.matrix import run_matrix
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_summary
@@ -268,8 +295,8 @@ def run_command(
     if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
         if start_at is not None:
             raise click.UsageError("--start-at starts one run; in a matrix file, modes: [fresh] starts late")
-        if agent_network == "model":
-            raise click.UsageError("--agent-network model takes one run, not a matrix yet")
+        if agent_network == "model" or replay_model:
+            raise click.UsageError("--agent-network model and --replay-model take one run, not a matrix yet")
         params["options"] = _agent_options(agent_options)
         run_matrix(click.get_current_context(), params)
         return
@@ -279,19 +306,30 @@ def run_command(
     configure(verbose=verbose)
     try:
         challenge = load_challenge(challenge_path)
+        fork = _fork(fork_at, message_file, replay_model)
+        challenge = reworded(challenge, fork) if fork is not None else challenge
         agent = parse_agent(agent_spec, _agent_options(agent_options))
         judge = parse_judge(judge_spec)
         shares = [_share(spec) for spec in agent_shares]
         budget = Limits.parse(budget_spec) if budget_spec is not None else None
         gateway = (
-            GatewaySettings.read(os.environ, model_upstream, prices_file, budget)
-            if model_gateway or model_upstream or prices_file or budget or agent_network == "model"
+            GatewaySettings.read(os.environ, model_upstream, prices_file, budget, replay_model, fork)
+            if model_gateway
+            or model_upstream
+            or prices_file
+            or budget
+            or replay_model
+            or agent_network == "model"
             else None
         )
         if gateway is not None and agent_network == "model":
             gateway = dataclasses.replace(gateway, model_only=True)
     except BudgetError as error:
         raise click.BadParameter(str(error), param_hint="--budget") from None
+    except ForkError as error:
+        raise click.BadParameter(str(error), param_hint="--fork-at") from None
+    except RecordingError as error:
+        raise click.BadParameter(str(error), param_hint="--replay-model") from None
     except PriceTableError as error:
         raise click.BadParameter(str(error), param_hint="--prices") from None
     except JudgeSpecError as error:
@@ -348,6 +386,21 @@ def run_command(
     if problems:
         click.echo(f"what happened, the agent's output included, is in {folder.log}", err=True)
     sys.exit(Exit.FAILED if problems else Exit.OK)
+
+
+def _fork(trigger: str | None, message: Path | None, replay: Path | None) -> Fork | None:
+    """``--fork-at`` and ``--message``, which go together and with ``--replay-model``."""
+    from orchestrator.gateway.fork import Fork
+
+    if trigger is None and message is None:
+        return None
+    if trigger is None or message is None or replay is None:
+        raise click.UsageError("--fork-at TRIGGER and --message FILE go together, with --replay-model RUN")
+    try:
+        text = message.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.BadParameter(f"cannot read {message}: {error}", param_hint="--message") from None
+    return Fork(trigger, text, str(message))
 
 
 def _share(spec: str) -> Share:
