@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.challenge.loader import load_challenge
 from orchestrator.grading.canaries import _words, plant_canaries
 from orchestrator.grading.disguise import disguise
 from orchestrator.grading.harness import Stream, cross_check
@@ -140,7 +141,20 @@ def test_the_failing_canary_fails_before_anything_of_the_agents_can_run(path: Pa
         assert Tripwire.touched == [], canary.text
 
 
-@pytest.mark.parametrize("challenge", sorted((REPO / "challenges").iterdir()), ids=lambda p: p.name)
+#: The built-in challenges whose first phase runs pytest, where canaries are planted (a ``command:``
+#: phase, as in go-byte-sizes or ts-slugs, has its own runner and no canary).
+PYTEST_CHALLENGES = [
+    path for path in sorted((REPO / "challenges").iterdir()) if load_challenge(path).phases[0].command is None
+]
+
+
+def test_the_built_in_challenges_graded_by_pytest_are_most_of_them() -> None:
+    """The filter above leaves out only the command-graded challenges."""
+    left_out = {p.name for p in (REPO / "challenges").iterdir()} - {p.name for p in PYTEST_CHALLENGES}
+    assert left_out == {"go-byte-sizes", "ts-slugs"}
+
+
+@pytest.mark.parametrize("challenge", PYTEST_CHALLENGES, ids=lambda p: p.name)
 def test_every_built_in_challenge_gets_a_canary_made_from_its_tests(tmp_path: Path, challenge: Path) -> None:
     """Its first phase's files give a failing canary made from a real test (a docstring and several
     statements when the model has them), never the one-line stand-in."""
