@@ -59,7 +59,8 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/cli_start.py --runs 1 --command=--help
 
 calibration: $(STAMP)
-	$(BIN)/changeup calibrate challenges/* --out runs/calibration
+	@start=$$(date +%s); $(BIN)/changeup calibrate challenges/* --out runs/calibration \
+	  && echo "calibration took $$(( $$(date +%s) - start )) s"
 
 test-fast: $(STAMP)
 	$(PYTEST) -q -x -m "not slow and not real_cli"
