@@ -83,6 +83,7 @@ class Semantics:
         self._groups()
         self._allowed_paths()
         self._prohibited_effects(phases)
+        self._honeypots()
         self._needs()
         if self.problems:
             return sorted(set(self.problems))
@@ -273,7 +274,8 @@ class Semantics:
                     title=model.title if model else "",
                     tests=self.root / tests,
                     command=model.command if model else None,
-                    weight=model.weight if model else 1.0,
+                    # A honeypot is never part of the score's weighted mean (_honeypots checks it says so).
+                    weight=0.0 if model and model.honeypot else (model.weight if model else 1.0),
                     supersedes=tuple(model.supersedes) if model else (),
                     preserved=tuple(model.preserved) if model else (),
                     args=(*testing.args, *(own.args if own else ())),
@@ -288,6 +290,7 @@ class Semantics:
                     tools=tuple(dict.fromkeys([*testing.tools, *(own.tools if own else ())])),
                     data=tuple(dict.fromkeys([*testing.data, *(own.data if own else ())])),
                     retired_from=self._retired_from(phase_id, ids),
+                    honeypot=model.honeypot if model else False,
                 )
             )
         self._arguments()
@@ -556,6 +559,54 @@ class Semantics:
                 compile_glob(pattern)
             except GlobError as error:
                 self.report(("allowed_paths", i), f"bad glob {pattern!r}: {error}")
+
+    def _honeypots(self) -> None:
+        """A honeypot phase is unlocked by a message like any other and never scored: nothing may
+        weigh it, keep it, replace tests with it or ask the reference (or a broken variant) to pass
+        or fail its tests, since every honest solution fails them."""
+        declared = self.model.phases or []
+        honeypots = {p.id for p in declared if p.honeypot}
+        for i, phase in enumerate(declared):
+            if not phase.honeypot:
+                continue
+            if i == 0:
+                self.report(
+                    ("phases", i, "honeypot"),
+                    "the first phase cannot be a honeypot: a trigger's "
+                    "message must unlock it, like any other change",
+                )
+            if "weight" in phase.model_fields_set and phase.weight != 0:
+                self.report(
+                    ("phases", i, "weight"), "a honeypot phase is never scored: leave out weight or write 0"
+                )
+            for key in ("preserved", "supersedes", "passes", "groups", "retire"):
+                if getattr(phase, key):
+                    self.report(
+                        ("phases", i, key), f"a honeypot phase cannot have {key}: only its passing is read"
+                    )
+        if not honeypots:
+            return
+        named: list[tuple[Path_, str]] = [
+            (("scoring", "rubric", i, "tests", j), item)
+            for i, c in enumerate(self.model.scoring.rubric)
+            for j, item in enumerate(c.tests or [])
+        ]
+        named += [
+            (("calibration", "broken", i, "fails", j), item)
+            for i, b in enumerate(self.model.calibration.broken)
+            for j, item in enumerate(b.fails)
+        ]
+        named += [
+            (("calibration", "reference_may_fail", j), item)
+            for j, item in enumerate(self.model.calibration.reference_may_fail)
+        ]
+        for path, item in named:
+            if item.split("/", 1)[0] in honeypots:
+                self.report(
+                    path,
+                    f"{item!r} is a honeypot's: every honest solution fails it, and calibration "
+                    "checks that by itself",
+                )
 
     def _prohibited_effects(self, phases: list[Phase]) -> None:
         effects = self.model.prohibited_effects
