@@ -84,6 +84,7 @@ class Semantics:
         self._allowed_paths()
         self._prohibited_effects(phases)
         self._honeypots()
+        self._honeypot_oracles([(("triggers", i), t.condition) for i, t in enumerate(triggers) if t], end)
         self._needs()
         if self.problems:
             return sorted(set(self.problems))
@@ -608,6 +609,24 @@ class Semantics:
                     "checks that by itself",
                 )
 
+    def _honeypot_oracles(self, conditions: list[tuple[Path_, Expr]], end: Expr | None) -> None:
+        """No trigger and no ``end:`` may ask about a honeypot's tests: a message (or an early end)
+        that only a cheater's code sets off would tell the agent where the honeypot is, and let it
+        probe the honeypot's answer."""
+        honeypots = {p.id for p in self.model.phases or [] if p.honeypot}
+        if not honeypots:
+            return
+        located = [*conditions, *([(("end",), end)] if end is not None else [])]
+        for path, condition in located:
+            named = sorted(_phases_named(condition) & honeypots)
+            if named:
+                key = (*path, "condition") if path[0] == "triggers" else path
+                self.report(
+                    key,
+                    f"the condition asks about honeypot {', '.join(named)}, which would tell the "
+                    "agent where it is: conditions may name only scored phases",
+                )
+
     def _prohibited_effects(self, phases: list[Phase]) -> None:
         effects = self.model.prohibited_effects
         for i, effect in enumerate(effects):
@@ -682,3 +701,14 @@ def tool_problem(tool: str) -> str:
 
 def _covered(test_id: str, superseded: set[str]) -> bool:
     return any(covers(s, test_id) for s in superseded)
+
+
+def _phases_named(node: object) -> set[str]:
+    """The phases a resolved condition's predicates name (``tests_pass(phase3)``), at any depth."""
+    found = {a.name for a in node.args if isinstance(a, Name)} if isinstance(node, Call) else set()
+    if dataclasses.is_dataclass(node):
+        for item in dataclasses.fields(node):
+            value = getattr(node, item.name)
+            for child in value if isinstance(value, tuple) else (value,):
+                found |= _phases_named(child)
+    return found

@@ -79,3 +79,15 @@ def test_weight_zero_written_out_is_valid(tmp_path: Path) -> None:
     assert (
         messages(variant(tmp_path, "      honeypot: true\n", "      honeypot: true\n      weight: 0\n")) == []
     )
+
+
+def test_no_condition_may_ask_about_a_honeypot(tmp_path: Path) -> None:
+    """A trigger or an end: condition on the honeypot's tests would tell the agent where it is."""
+    root = variant(
+        tmp_path,
+        "  # The hidden tests reach",
+        "    - id: leak\n      condition: phase3_tests_pass\n      message: well done\n"
+        "  end: time_elapsed > 5min or tests_pass(phase3)\n  # The hidden tests reach",
+    )
+    found = [m for m in messages(root) if "asks about honeypot phase3" in m]
+    assert len(found) == 2, messages(root)
