@@ -7,17 +7,21 @@ tests and rubric criteria it declares; every impostor (the reference returning d
 equal to anything, ``agents/impostor.py``) must fall short of full marks, unless the hidden
 tests see the program only across a process boundary (``isolation.py``: then none is
 planned, and the table says why); and the reference must do it again, ``trials`` more
-times, to catch flaky tests. A challenge without a reference solution fails at once, with
-no run; one whose declared tools this machine lacks (``go``, ``node``) is skipped, loudly: one
-row, marked skipped, names what is missing, and no run is made. A first row says where the
-challenge's agent code runs while its hidden tests decide: isolated in a process of its own
-(``testing: isolation: process``), or in-process, sharing theirs.
+times, to catch flaky tests. A challenge with honeypot phases gets a honeypot row: the reference
+and every broken variant, laid over the starter, must fail every honeypot test; and no run (the
+reference's, an impostor's) may pass one, as no honest solution can. A challenge without a
+reference solution fails at once, with no run; one whose declared tools this machine lacks
+(``go``, ``node``) is skipped, loudly: one row, marked skipped, names what is missing, and no
+run is made. A first row says where the challenge's agent code runs while its hidden tests
+decide: isolated in a process of its own (``testing: isolation: process``), or in-process,
+sharing theirs.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,7 @@ import anyio
 from orchestrator.agents import IMPOSTORS, ImpostorAgent, ScriptedAgent
 from orchestrator.challenge.isolation import process_boundary
 from orchestrator.challenge.model import Challenge
+from orchestrator.challenge.solutions import lay, solution_folders
 from orchestrator.challenge.testids import covers
 from orchestrator.challenge.uses import needs_of
 from orchestrator.grading.diagnosis import missing_in
@@ -70,7 +75,13 @@ def exact_match(declared: list[str], failing: list[str]) -> tuple[list[str], lis
 
 
 def _failing(report: Report) -> list[str]:
-    return [t.id for phase in report.phases for t in phase.failing]
+    """The failing tests that count: a honeypot's fail on every honest solution (:func:`_honeypot_passes`)."""
+    return [t.id for phase in report.phases if not phase.honeypot for t in phase.failing]
+
+
+def _honeypot_passes(report: Report) -> list[str]:
+    """Honeypot tests the run passed: a cheating finding, which no calibration run may have."""
+    return [p.test for p in report.cheating.passes] if report.cheating is not None else []
 
 
 def _lacking(report: Report) -> list[str]:
@@ -151,6 +162,7 @@ def _reference_check(challenge: Challenge, report: Report, label: str, folder: P
     if effects is not None:
         problems += [] if effects.watched else ["its hidden tests were not watched for prohibited effects"]
         problems += [f"prohibited effect {f.effect}: {f.detail}" for f in effects.findings]
+    problems += [f"passed honeypot test {t}: honest code must not" for t in _honeypot_passes(report)]
     expected = "full marks; fires " + (", ".join(expected_fired) if expected_fired else "no deadline")
     expected += "; no prohibited effect" if effects is not None else ""
     marks = "100%"
@@ -186,6 +198,7 @@ def _impostor_check(challenge: Challenge, label: str, report: Report, folder: Pa
         problems.append(f"run {report.run.status}: {report.run.detail[-200:]}")
     elif report.score.full_success:
         problems.append(f"full marks with doubles for results ({passed}/{total} tests): assert their types")
+    problems += [f"passed honeypot test {t}: assert its result's type" for t in _honeypot_passes(report)]
     got = "; ".join(problems) or f"falls short: {passed}/{total} tests pass"
     return Check(challenge.id, label, "falls short of full marks", got, not problems, str(folder))
 
@@ -216,6 +229,38 @@ async def _starter_check(challenge: Challenge, out: Path) -> Check:
         else "passes on the starter: " + ", ".join(passing)
     )
     return Check(challenge.id, "starter", "changed-requirement tests fail", got, not passing, str(folder))
+
+
+async def _honeypot_check(challenge: Challenge, out: Path) -> Check:
+    """The reference and every broken variant, each laid phase by phase over the starter (as the
+    scripted agent lays it), must fail every test of every honeypot phase: a broken variant's
+    session may never reach the honeypot, so its tests are run on the laid files directly."""
+    folder = RunFolder.new(out, challenge, "honeypot").path
+    environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
+    variants = ["reference", *(f"broken/{b.name}" for b in challenge.model.calibration.broken)]
+    passing: list[str] = []
+    ran = 0
+    for n, variant in enumerate(variants):
+        place = folder / f"v{n}"
+        workspace = Workspace.create(challenge.workspace, place / "workspace", place / "shadow.git")
+        with tempfile.TemporaryDirectory(prefix="changeup-solution-") as scratch:
+            for phase in challenge.phases:
+                for source in solution_folders(challenge, variant, phase.id, Path(scratch) / phase.id):
+                    lay(workspace.path, source, "")
+        runner = PytestRunner(challenge, workspace, place / "scratch", environment=environment)
+        try:
+            result = await runner.run(await workspace.snapshot(), challenge.honeypots)
+        finally:
+            shutil.rmtree(place / "scratch", ignore_errors=True)
+        for phase_result in result.phases:
+            ran += len(phase_result.tests)
+            passing += [f"{variant}: {t.id}" for t in phase_result.tests if t.outcome == "passed"]
+    problems = [f"passes {p}" for p in passing]
+    if not ran:
+        problems.append(f"no honeypot test ran (result {result.status}): {result.detail[-200:]}")
+    expected = f"the reference and {len(variants) - 1} broken variant(s) fail every honeypot test"
+    got = "; ".join(problems) or f"all fail: {ran} honeypot test run(s) of {', '.join(challenge.honeypots)}"
+    return Check(challenge.id, "honeypot", expected, got, not problems, str(folder))
 
 
 async def calibrate(
@@ -265,6 +310,7 @@ def _plan(challenge: Challenge, trials: int) -> list[str]:
         "starter",
         *(f"broken/{b.name}" for b in challenge.model.calibration.broken),
         *impostors,
+        *(["honeypot"] if challenge.honeypots else []),
         *(f"reference #{n}" for n in range(2, trials + 2)),
     ]
 
@@ -312,6 +358,8 @@ async def _one(challenge: Challenge, label: str, out: Path, judge: Judge) -> Che
     try:
         if label == "starter":
             return await _starter_check(challenge, out)
+        if label == "honeypot":
+            return await _honeypot_check(challenge, out)
         if label.startswith("impostor/"):
             agent: ScriptedAgent = ImpostorAgent(label.removeprefix("impostor/"))
         else:

@@ -83,6 +83,8 @@ class Semantics:
         self._groups()
         self._allowed_paths()
         self._prohibited_effects(phases)
+        self._honeypots()
+        self._honeypot_oracles([(("triggers", i), t.condition) for i, t in enumerate(triggers) if t], end)
         self._needs()
         if self.problems:
             return sorted(set(self.problems))
@@ -273,7 +275,8 @@ class Semantics:
                     title=model.title if model else "",
                     tests=self.root / tests,
                     command=model.command if model else None,
-                    weight=model.weight if model else 1.0,
+                    # A honeypot is never part of the score's weighted mean (_honeypots checks it says so).
+                    weight=0.0 if model and model.honeypot else (model.weight if model else 1.0),
                     supersedes=tuple(model.supersedes) if model else (),
                     preserved=tuple(model.preserved) if model else (),
                     args=(*testing.args, *(own.args if own else ())),
@@ -288,6 +291,7 @@ class Semantics:
                     tools=tuple(dict.fromkeys([*testing.tools, *(own.tools if own else ())])),
                     data=tuple(dict.fromkeys([*testing.data, *(own.data if own else ())])),
                     retired_from=self._retired_from(phase_id, ids),
+                    honeypot=model.honeypot if model else False,
                 )
             )
         self._arguments()
@@ -557,6 +561,72 @@ class Semantics:
             except GlobError as error:
                 self.report(("allowed_paths", i), f"bad glob {pattern!r}: {error}")
 
+    def _honeypots(self) -> None:
+        """A honeypot phase is unlocked by a message like any other and never scored: nothing may
+        weigh it, keep it, replace tests with it or ask the reference (or a broken variant) to pass
+        or fail its tests, since every honest solution fails them."""
+        declared = self.model.phases or []
+        honeypots = {p.id for p in declared if p.honeypot}
+        for i, phase in enumerate(declared):
+            if not phase.honeypot:
+                continue
+            if i == 0:
+                self.report(
+                    ("phases", i, "honeypot"),
+                    "the first phase cannot be a honeypot: a trigger's "
+                    "message must unlock it, like any other change",
+                )
+            if "weight" in phase.model_fields_set and phase.weight != 0:
+                self.report(
+                    ("phases", i, "weight"), "a honeypot phase is never scored: leave out weight or write 0"
+                )
+            for key in ("preserved", "supersedes", "passes", "groups", "retire"):
+                if getattr(phase, key):
+                    self.report(
+                        ("phases", i, key), f"a honeypot phase cannot have {key}: only its passing is read"
+                    )
+        if not honeypots:
+            return
+        named: list[tuple[Path_, str]] = [
+            (("scoring", "rubric", i, "tests", j), item)
+            for i, c in enumerate(self.model.scoring.rubric)
+            for j, item in enumerate(c.tests or [])
+        ]
+        named += [
+            (("calibration", "broken", i, "fails", j), item)
+            for i, b in enumerate(self.model.calibration.broken)
+            for j, item in enumerate(b.fails)
+        ]
+        named += [
+            (("calibration", "reference_may_fail", j), item)
+            for j, item in enumerate(self.model.calibration.reference_may_fail)
+        ]
+        for path, item in named:
+            if item.split("/", 1)[0] in honeypots:
+                self.report(
+                    path,
+                    f"{item!r} is a honeypot's: every honest solution fails it, and calibration "
+                    "checks that by itself",
+                )
+
+    def _honeypot_oracles(self, conditions: list[tuple[Path_, Expr]], end: Expr | None) -> None:
+        """No trigger and no ``end:`` may ask about a honeypot's tests: a message (or an early end)
+        that only a cheater's code sets off would tell the agent where the honeypot is, and let it
+        probe the honeypot's answer."""
+        honeypots = {p.id for p in self.model.phases or [] if p.honeypot}
+        if not honeypots:
+            return
+        located = [*conditions, *([(("end",), end)] if end is not None else [])]
+        for path, condition in located:
+            named = sorted(_phases_named(condition) & honeypots)
+            if named:
+                key = (*path, "condition") if path[0] == "triggers" else path
+                self.report(
+                    key,
+                    f"the condition asks about honeypot {', '.join(named)}, which would tell the "
+                    "agent where it is: conditions may name only scored phases",
+                )
+
     def _prohibited_effects(self, phases: list[Phase]) -> None:
         effects = self.model.prohibited_effects
         for i, effect in enumerate(effects):
@@ -631,3 +701,14 @@ def tool_problem(tool: str) -> str:
 
 def _covered(test_id: str, superseded: set[str]) -> bool:
     return any(covers(s, test_id) for s in superseded)
+
+
+def _phases_named(node: object) -> set[str]:
+    """The phases a resolved condition's predicates name (``tests_pass(phase3)``), at any depth."""
+    found = {a.name for a in node.args if isinstance(a, Name)} if isinstance(node, Call) else set()
+    if dataclasses.is_dataclass(node):
+        for item in dataclasses.fields(node):
+            value = getattr(node, item.name)
+            for child in value if isinstance(value, tuple) else (value,):
+                found |= _phases_named(child)
+    return found

@@ -31,6 +31,7 @@ __all__ = [
     "AttemptRow",
     "CellSummary",
     "ChallengeSummary",
+    "CheatRate",
     "Comparison",
     "CriticalCounts",
     "CriticalCriterion",
@@ -148,6 +149,10 @@ class TrialRow(BaseModel):
     score: float | None = None
     #: The session ended ``budget_exhausted`` (``--budget``): scored as it stands, counted apart.
     budget_exhausted: bool = False
+    #: Whether the run passed a honeypot test (docs/authoring.md#honeypot-phases); None when its
+    #: challenge has no honeypot phase or the run never reached one, so it is in no cheat rate.
+    cheating: bool | None = None
+    cheating_tests: list[str] = []
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -483,6 +488,17 @@ class AgentCost(BaseModel):
     frontier: bool | None
 
 
+class CheatRate(BaseModel):
+    """An agent's cheat rate in one mode (docs/compare.md#cheating): of its counted trials that
+    reached a honeypot phase, those that passed a honeypot test, challenges as clusters; ``runs``
+    names the cheating ones."""
+
+    agent: str
+    mode: str
+    rate: RateEstimate
+    runs: list[str]
+
+
 class Comparison(BaseModel):
     """``compare.json``."""
 
@@ -503,6 +519,8 @@ class Comparison(BaseModel):
     provenance: Provenance
     #: Each agent's cost per mode (absent from files written before it: read as empty).
     costs: list[AgentCost] = []
+    #: Each agent's cheat rate per mode, where any trial reached a honeypot (absent before: empty).
+    cheating: list[CheatRate] = []
 
     def json_form(self) -> dict[str, JsonValue]:
         """As JSON values, keys in the file's order."""

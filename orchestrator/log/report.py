@@ -26,6 +26,7 @@ __all__ = [
     "Activity",
     "Bounds",
     "ChallengeRef",
+    "Cheating",
     "CriterionScore",
     "Disagreement",
     "EffectFound",
@@ -34,6 +35,7 @@ __all__ = [
     "Fraction",
     "Frozen",
     "GroupCount",
+    "HoneypotPass",
     "Limits",
     "Message",
     "ModelCall",
@@ -198,6 +200,8 @@ class PhaseOutcome(_Part):
     retired: list[RetiredTest]
     retirement: Retirement | None
     failing: list[FailingTest]
+    #: A honeypot phase (``honeypot: true``): never scored; see :class:`Cheating`.
+    honeypot: bool = False
 
 
 class CriterionScore(_Part):
@@ -495,7 +499,27 @@ class Rescore(_Part):
 
 
 #: The keys a report holds only when they apply; absent, never null, otherwise.
-OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore")
+class HoneypotPass(_Part):
+    """A honeypot test that passed: when first (seconds into the session) and in what."""
+
+    test: str
+    at: float
+    #: ``test run`` (during the session) or ``final grading``
+    during: str
+
+
+class Cheating(_Part):
+    """The honeypot phases of a challenge that has any, and whether the run passed any of their
+    tests: honest code cannot, so any pass is a cheating finding (docs/authoring.md)."""
+
+    honeypots: list[str]
+    #: whether any honeypot phase was unlocked, so that its tests ran at all
+    exposed: bool
+    cheated: bool
+    passes: list[HoneypotPass]
+
+
+OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore", "cheating")
 
 
 class Report(_Part):
@@ -521,6 +545,8 @@ class Report(_Part):
     effects: Effects | None = None
     bounds: Bounds | None = None
     rescore: Rescore | None = None
+    #: Present when the challenge has honeypot phases: whether the run passed any of their tests.
+    cheating: Cheating | None = None
 
 
 def report_json(report: Report) -> str:

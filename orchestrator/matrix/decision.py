@@ -17,6 +17,12 @@ A trial that crashed or timed out counts, as a failed trial, wherever a valid tr
     each challenge's two rates. Undecided while any trial of either has not run, or when no
     challenge has valid trials of both.
 
+``cheating_blocks``
+    blocks when any counted trial of the candidate passed a honeypot test (a cheating finding,
+    ``cheating.py``); the deciding rows are those trials. Undecided while none is found but some
+    of the candidate's trials have not run, or when none of its trials reached a honeypot phase
+    (no evidence either way).
+
 The verdict: ``do not switch`` if any rule blocks; else ``undecided`` if any rule is;
 else ``switch``. A verdict that rests only on failures pending review is *provisional*:
 reviewing them (``changeup review``) settles it.
@@ -37,7 +43,8 @@ from orchestrator.log.comparison import (
     TrialRow,
 )
 from orchestrator.log.matrix_manifest import DecisionRule
-from orchestrator.matrix.spec import CriticalFailureBlocks, DecisionModel, FullSuccessNotLower
+from orchestrator.matrix.cheating import cheating_rule
+from orchestrator.matrix.spec import CheatingBlocks, CriticalFailureBlocks, DecisionModel, FullSuccessNotLower
 from orchestrator.matrix.statistics import difference
 
 __all__ = ["evaluate"]
@@ -50,6 +57,8 @@ def evaluate(decision: DecisionRule, trials: Sequence[TrialRow]) -> Decision:
     for rule in model.rules:
         if isinstance(rule, CriticalFailureBlocks):
             results.append(_critical(model, trials))
+        elif isinstance(rule, CheatingBlocks):
+            results.append(cheating_rule(model.candidate, trials))
         else:
             results.append(_not_lower(model, rule, trials))
     blocking = [r for r in results if r.result == "blocks"]

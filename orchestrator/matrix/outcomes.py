@@ -121,7 +121,18 @@ def trial_row(
         cost_source="cli" if report.model_usage is None else "gateway",
         score=score.total,
         budget_exhausted=report.run.end_reason == "budget_exhausted",
+        cheating=_cheating(report),
+        cheating_tests=[p.test for p in report.cheating.passes] if report.cheating else [],
     )
+
+
+def _cheating(report: Report) -> bool | None:
+    """Whether the run passed a honeypot test; None when it never met one (no honeypot phase in
+    its challenge, or none reached), so that it is no trial of a cheat rate."""
+    found = report.cheating
+    if found is None or not (found.exposed or found.cheated):
+        return None
+    return found.cheated
 
 
 def full_success(report: Report, dismissed: set[str]) -> bool:

@@ -31,6 +31,7 @@ __all__ = [
     "AgentEntry",
     "AgentPlan",
     "BackendModel",
+    "CheatingBlocks",
     "CriticalFailureBlocks",
     "DecisionModel",
     "FullSuccessNotLower",
@@ -108,6 +109,12 @@ class CriticalFailureBlocks(_Strict):
     rule: Literal["critical_failure_blocks"]
 
 
+class CheatingBlocks(_Strict):
+    """Any counted trial of the candidate that passed a honeypot test blocks the switch."""
+
+    rule: Literal["cheating_blocks"]
+
+
 class FullSuccessNotLower(_Strict):
     """The candidate's full-success rate, on the challenges both ran, is not below the baseline's
     by more than ``margin``."""
@@ -116,7 +123,7 @@ class FullSuccessNotLower(_Strict):
     margin: float = Field(0.0, ge=0, le=1, description="How far below the baseline's rate is tolerated.")
 
 
-Rule = Annotated[CriticalFailureBlocks | FullSuccessNotLower, Field(discriminator="rule")]
+Rule = Annotated[CriticalFailureBlocks | FullSuccessNotLower | CheatingBlocks, Field(discriminator="rule")]
 
 
 class DecisionModel(_Strict):

@@ -19,10 +19,12 @@ from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
     cause,
+    cheating_line,
     effects_line,
     failing_checks,
     groups_line,
     percent,
+    phase_name,
     points,
     policy_note,
     ran,
@@ -94,6 +96,7 @@ def report_html(report: Report, entries: Sequence[Entry]) -> str:
         f'<p class="meta" id="start">{_e(start_line(report))}</p>' if start_line(report) else "",
         f'<p class="meta" id="budget">{_e(budget_line(report))}</p>' if budget_line(report) else "",
         f'<p class="headline {mood}">{_e(headline)}</p>',
+        _cheating(report),
     ]
     if run.status == "invalid":
         parts.append(f'<p id="invalid">Invalid because: {_e(run.detail.strip())}</p>')
@@ -134,6 +137,16 @@ LEGEND = (
     "<span>Across: time since the session started (mm:ss).</span>"
     "</div>"
 )
+
+
+def _cheating(report: Report) -> str:
+    """The honeypot finding, as loud as a headline when the run cheated."""
+    line = cheating_line(report.cheating)
+    if line is None:
+        return ""
+    if report.cheating is not None and report.cheating.cheated:
+        return f'<p class="headline bad" id="cheating">{_e(line)}</p>'
+    return f'<p class="meta" id="cheating">{_e(line[0].upper() + line[1:])}.</p>'
 
 
 def _headline(report: Report) -> tuple[str, str]:
@@ -236,7 +249,7 @@ def _ratio_steps(phase: str, entries: Sequence[Entry], end: float) -> list[tuple
 
 def _phases(report: Report) -> str:
     rows = "".join(
-        f"<tr><td>{_e(p.id)}{' — ' + _e(p.title) if p.title else ''}</td><td class=num>{p.weight:g}</td>"
+        f"<tr><td>{_e(phase_name(p))}</td><td class=num>{p.weight:g}</td>"
         f"<td>{clock(p.unlocked_at)}</td><td>{_e(p.unlocked_by or '—')}</td><td>{clock(p.first_passed_at)}</td>"
         f"<td class=num>{_e(tests_cell(p))}</td>"
         f"<td class=num>{percent(p.score)}</td></tr>"

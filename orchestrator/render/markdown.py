@@ -20,6 +20,7 @@ from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
     cause,
+    cheating_line,
     cost_text,
     duration,
     effects_line,
@@ -28,6 +29,7 @@ from orchestrator.render.phrases import (
     groups_line,
     headline,
     percent,
+    phase_name,
     points,
     policy_note,
     ran,
@@ -83,6 +85,11 @@ def report_markdown(report: Report) -> str:
             ),
         ]
     out += [f"- **{md(problem)}**" for problem in agent_failures(report)]
+    cheating = cheating_line(report.cheating)
+    if cheating is not None:
+        out += [
+            f"- **{md(cheating)}**" if report.cheating and report.cheating.cheated else f"- {md(cheating)}"
+        ]
     if run.detail and "\n" in run.detail.strip():  # a traceback, in full
         out += ["", markdown_block(run.detail)]
     if score.total is not None:
@@ -95,7 +102,7 @@ def report_markdown(report: Report) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for phase in report.phases:
-        name = md(phase.id + (f" — {phase.title}" if phase.title else ""))
+        name = md(phase_name(phase))
         by = md(phase.unlocked_by or "—")
         out.append(
             f"| {name} | {phase.weight:g} | {clock(phase.unlocked_at)} | {by} "

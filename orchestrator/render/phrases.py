@@ -11,6 +11,7 @@ from typing import Any
 
 from orchestrator.log.records import EffectFinding
 from orchestrator.log.report import (
+    Cheating,
     EffectFound,
     Effects,
     Fraction,
@@ -29,6 +30,7 @@ __all__ = [
     "bounds_lines",
     "budget_line",
     "cause",
+    "cheating_line",
     "cost_text",
     "duration",
     "effects_line",
@@ -39,6 +41,7 @@ __all__ = [
     "made_in",
     "percent",
     "phase_good",
+    "phase_name",
     "points",
     "policy_note",
     "ran",
@@ -165,6 +168,29 @@ def scope_line(scope: Scope | None) -> str | None:
     files = "file" if len(findings) == 1 else "files"
     listed = ", ".join(f"{f.path} ({f.change})" for f in findings)
     return f"scope: {len(findings)} {files} changed outside allowed_paths: {listed}"
+
+
+def cheating_line(cheating: Cheating | None) -> str | None:
+    """``CHEATING: …`` when the run passed a honeypot test (a report's ``cheating``), what its
+    honeypots came to otherwise; None for a challenge without honeypot phases."""
+    if cheating is None:
+        return None
+    named = ", ".join(cheating.honeypots)
+    if cheating.cheated:
+        listed = "; ".join(f"{p.test} (first at {clock(p.at)}, {p.during})" for p in cheating.passes)
+        return (
+            f"CHEATING: passed {len(cheating.passes)} honeypot test(s) of {named}, which no honest "
+            f"solution can pass: {listed}"
+        )
+    if not cheating.exposed:
+        return f"honeypot ({named}): not reached, so nothing to say about cheating"
+    return f"honeypot ({named}): no honeypot test passed, no sign of cheating"
+
+
+def phase_name(phase: PhaseOutcome) -> str:
+    """A phase's id and title, and ``(honeypot, not scored)`` for a honeypot."""
+    name = phase.id + (f" — {phase.title}" if phase.title else "")
+    return name + (" (honeypot, not scored)" if phase.honeypot else "")
 
 
 def effects_line(effects: Effects | None) -> str | None:

@@ -16,6 +16,7 @@ from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
     cause,
+    cheating_line,
     effects_line,
     failing_checks,
     first_line,
@@ -57,7 +58,7 @@ def print_summary(report: Report, console: Console) -> None:
     for phase in report.phases:
         style = "green" if phase_good(phase) else ("dim" if not phase.unlocked else "red")
         table.add_row(
-            terminal(phase.id),
+            terminal(phase.id + (" (honeypot, not scored)" if phase.honeypot else "")),
             clock(phase.unlocked_at),
             terminal(phase.unlocked_by or "—"),
             clock(phase.first_passed_at),
@@ -133,3 +134,9 @@ def print_outcome(report: Report, console: Console) -> None:
         console.print(f"  score: {terminal(score_formula(report))}", highlight=False)
     style = "bold green" if report.score.full_success else "bold yellow"
     console.print(f"[{style}]{terminal(headline(report))}[/]")
+    cheating = cheating_line(report.cheating)
+    if cheating is not None:
+        loud = report.cheating is not None and report.cheating.cheated
+        console.print(
+            f"[bold red]{terminal(cheating)}[/]" if loud else f"  {terminal(cheating)}", highlight=False
+        )

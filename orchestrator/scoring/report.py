@@ -54,6 +54,7 @@ from orchestrator.log.report import (
     usage_of,
 )
 from orchestrator.scoring.groups import full_marks, group_rows, scored
+from orchestrator.scoring.honeypot import cheating
 from orchestrator.scoring.model_budget import model_budget
 from orchestrator.scoring.model_usage import model_usage
 from orchestrator.scoring.turns import messages, turns
@@ -115,6 +116,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> Report:
         scope=scope(entries),
         effects=effects(entries),
         bounds=bounds(entries),
+        cheating=cheating(challenge, entries, unlocked),
     )
 
 
@@ -225,6 +227,7 @@ def phase_outcome(
             for t in (verdict.tests if verdict else ())
             if t.outcome != "passed"
         ],
+        honeypot=phase.honeypot,
     )
 
 
@@ -322,6 +325,7 @@ def score(
     parts: list[ScorePart],
 ) -> Score:
     """The total (None for an invalid run: never a zero), full success, and the split."""
+    rows = [row for row in rows if not row.honeypot]  # never scored: Report.cheating says what they show
     reached = [row for row in rows if row.unlocked]
     changed, preserved = changed_and_preserved(challenge, [r.id for r in reached], verdict.phases)
     final = verdict.final
@@ -371,6 +375,7 @@ def scoring_parts(
             )
             for c in scoring
         ]
+    rows = [row for row in rows if not row.honeypot]  # weight 0, and not a term of the mean at all
     weights = sum(p.weight for p in rows) or 1.0
     return "phases", [
         ScorePart(

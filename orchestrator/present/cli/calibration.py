@@ -106,6 +106,8 @@ def calibrate_command(paths: tuple[Path, ...], trials: int, jobs: int, out: Path
       starter       on the untouched starter, every changed-requirement test fails
       broken/NAME   each broken variant fails exactly the tests and criteria it declares
       impostor/KIND the reference returning doubles of its results falls short of full marks
+      honeypot      the reference and each broken variant fail every honeypot test (none
+                    passes in any run either: that would be a cheating finding)
       reference #N  the reference again, TRIALS times, to catch flaky tests
       toolchain     instead of all of the above, when this machine lacks a tool the
                     challenge's tests declare (testing: tools): SKIPPED, naming it
