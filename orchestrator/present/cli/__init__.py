@@ -138,6 +138,7 @@ def cli() -> None:
     Trust the graders:   changeup calibrate challenges/*
     Many runs, one call: changeup run --matrix docs/examples/v6-v7.yaml --out results
     Compare them:        changeup compare results    (and changeup review results)
+    Browse them:         changeup view runs results  (--out DIR: static pages instead)
     Write a challenge:   changeup new my-challenge --pattern pivot
     Or bring one in:     changeup import slopcode slop-code-bench/problems/file_backup file-backup
     Check it:            changeup validate my-challenge
