@@ -3,10 +3,13 @@ broke, and agent text kept inert in every page."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from orchestrator.log.records import Entry, WorkspaceCreated
 from orchestrator.log.report import Report
 from orchestrator.render.view_run import run_page, snapshots_of
 from orchestrator.render.view_site import IndexRow, index_html
+from tests.cli import in_process
 from tests.matrix.samples import report
 from triggers import PhaseResult, TestOutcome, TestsResult
 
@@ -72,3 +75,19 @@ def test_the_index_escapes_every_value() -> None:
     assert "<b>x</b>" not in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page
     assert 'data-score="0.5000"' in page
+
+
+def test_view_says_what_is_wrong_with_its_paths_and_exits_2(tmp_path: Path) -> None:
+    """A PATH that is no folder, and an --out that is a file, are bad input (exit 2, a message
+    naming them), not a traceback."""
+    missing = in_process("view", str(tmp_path / "nowhere"), "--out", str(tmp_path / "site"))
+    assert missing.exit_code == 2
+    assert "nowhere: not a folder" in missing.output
+    (tmp_path / "file").write_text("")
+    taken = in_process("view", str(tmp_path), "--out", str(tmp_path / "file"))
+    assert taken.exit_code == 2
+    assert "a file is there" in taken.output
+    empty = in_process("view", str(tmp_path), "--out", str(tmp_path / "site"))
+    assert empty.exit_code == 0, empty.output
+    assert "0 pages written" in empty.output
+    assert (tmp_path / "site" / "index.html").is_file()
