@@ -9,9 +9,11 @@ then the paired-trials table, each trial a link to its run's page.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from orchestrator.log.comparison import Comparison, Pair
 from orchestrator.render import inert
+from orchestrator.render.view_pair import PAIR_SCRIPT, pair_html
 from orchestrator.render.view_site import page
 
 __all__ = ["Estimate", "forest", "matrix_page"]
@@ -24,9 +26,16 @@ WIDTH, LABEL, ROW = 900, 280, 24
 _e = inert.html
 
 
-def matrix_page(comparison: Comparison, name: str, links: Mapping[str, str], index: str) -> str:
+def matrix_page(
+    comparison: Comparison,
+    name: str,
+    links: Mapping[str, str],
+    tracks: Mapping[str, dict[str, Any]],
+    index: str,
+) -> str:
     """The page of the matrix ``name``: ``links`` maps a trial's ``run`` (as compare.json names it)
-    to its run page's address; ``index`` is the link back to the index."""
+    to its run page's address, ``tracks`` to its track (:func:`~orchestrator.render.view_pair.track`,
+    for the side-by-side view); ``index`` is the link back to the index."""
     decision = comparison.decision
     if decision is None:
         verdict, mood = "No decision rule: nothing decided.", "warn"
@@ -57,8 +66,23 @@ def matrix_page(comparison: Comparison, name: str, links: Mapping[str, str], ind
         "few challenges for an interval.</p>",
         "<h2>Paired trials</h2>",
         _pairs(comparison.pairs, links),
+        _side_by_side(comparison.pairs, tracks),
     ]
-    return page(f"matrix {name}", "\n".join(body))
+    return page(f"matrix {name}", "\n".join(body), PAIR_SCRIPT)
+
+
+def _side_by_side(pairs: Sequence[Pair], tracks: Mapping[str, dict[str, Any]]) -> str:
+    """Two trials aligned at a trigger, the first pair's chosen; nothing when no trial has a report."""
+    if not tracks:
+        return ""
+    chosen = [
+        entry.run
+        for entry in (pairs[0].agents.values() if pairs else ())
+        if entry.run and entry.run in tracks
+    ]
+    first = chosen[0] if chosen else min(tracks)
+    second = chosen[1] if len(chosen) > 1 else first
+    return pair_html(tracks, first, second)
 
 
 def forest(rows: Sequence[Estimate], name: str, *, low: float, high: float) -> str:

@@ -3,6 +3,7 @@ without console errors, show their main elements, fit 1400 px, and the server se
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import signal
@@ -12,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.log.report import load_report
+from orchestrator.render.view_pair import PAIR_SCRIPT, pair_html, track
+from orchestrator.render.view_site import page
 from tests.cli import CHANGEUP, REPO, changeup, environment
 from tests.matrix.samples import results_of
 
@@ -34,7 +38,7 @@ FLAGS = [
     "--virtual-time-budget=10000",  # wait for the frame to load before the DOM is dumped
 ]
 #: Where screenshots go: CI keeps runs/ as artifacts.
-SHOTS = REPO / "runs" / "view"
+SHOTS = REPO / "runs" / "view-screenshots"
 
 #: Frames the page named after ``#`` at 1400 px and notes on its own body whether that page's
 #: document is wider than its frame, and whether the page's script ran to its end.
@@ -65,9 +69,9 @@ def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def look(site: Path, page: str, profile: Path) -> tuple[str, list[str], str]:
+def look(site: Path, page: str, profile: Path, shot: str) -> tuple[str, list[str], str]:
     """The DOM of ``page`` after its script ran, its console messages, and what the overflow check
-    saw of it at 1400 px (``no``, or ``scrollWidth>clientWidth``); a screenshot is kept."""
+    saw of it at 1400 px (``no``, or ``scrollWidth>clientWidth``); a screenshot is kept as ``shot``."""
     done = chromium("--dump-dom", (site / page).as_uri(), profile=profile)
     console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
     (site / "check.html").write_text(CHECK)
@@ -78,16 +82,16 @@ def look(site: Path, page: str, profile: Path) -> tuple[str, list[str], str]:
     overflow = re.search(r'data-overflow="([^"]*)"', body.group())
     assert overflow is not None
     SHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SHOTS / (Path(page).stem[:60] + ".png")
-    chromium(f"--screenshot={shot}", (site / page).as_uri(), profile=profile)
-    assert shot.stat().st_size > 0
+    chromium(f"--screenshot={SHOTS / shot}", (site / page).as_uri(), profile=profile)
+    assert (SHOTS / shot).stat().st_size > 0
     return done.stdout, console, overflow.group(1)
 
 
 def test_view_renders_the_suites_run_and_the_v6_v7_matrix(tmp_path: Path, recorded: Path) -> None:
     """Index, run page and matrix page: no console message, their script ran, their main elements
     are there (a band per phase, every fired trigger, the snapshot scrubber with a diff, the
-    decision, both forest plots, trials linked to run pages), and none is wider than 1400 px."""
+    decision, both forest plots, trials linked to run pages, two trials side by side), and none is
+    wider than 1400 px."""
     roots = tmp_path / "roots"
     shutil.copytree(recorded, roots / recorded.name, symlinks=True)
     (roots / "matrix").mkdir()
@@ -98,7 +102,7 @@ def test_view_renders_the_suites_run_and_the_v6_v7_matrix(tmp_path: Path, record
     assert done.returncode == 0, done.stderr
     assert "8 pages written" in done.stdout  # the real run, six trials, the matrix
 
-    index, console, overflow = look(site, "index.html", tmp_path / "profile")
+    index, console, overflow = look(site, "index.html", tmp_path / "profile", "index.png")
     assert console == []
     assert overflow == "no"
     assert 'data-ready="yes"' in index
@@ -108,7 +112,7 @@ def test_view_renders_the_suites_run_and_the_v6_v7_matrix(tmp_path: Path, record
 
     run_page = re.search(rf'href="(runs/{re.escape(recorded.name)}-[0-9a-f]+\.html)"', index)
     assert run_page is not None
-    dom, console, overflow = look(site, run_page.group(1), tmp_path / "profile")
+    dom, console, overflow = look(site, run_page.group(1), tmp_path / "profile", "run.png")
     assert console == []
     assert overflow == "no"
     assert 'data-ready="yes"' in dom
@@ -124,13 +128,14 @@ def test_view_renders_the_suites_run_and_the_v6_v7_matrix(tmp_path: Path, record
 
     matrix_page = re.search(r'href="(matrices/results-[0-9a-f]+\.html)"', index)
     assert matrix_page is not None
-    dom, console, overflow = look(site, matrix_page.group(1), tmp_path / "profile")
+    dom, console, overflow = look(site, matrix_page.group(1), tmp_path / "profile", "matrix.png")
     assert console == []
     assert overflow == "no"
     assert 'id="decision"' in dom
     assert "do not switch" in dom
     assert 'id="forest-rates"' in dom
     assert 'id="forest-differences"' in dom
+    assert 'class="pair-mark"' in dom  # two trials drawn side by side by the page's script
     trials = re.findall(r'<a class="trial" href="\.\./(runs/[^"]+)"', dom)
     assert len(trials) == 6
     assert all((site / trial).is_file() for trial in trials)
@@ -142,7 +147,7 @@ def test_the_overflow_check_sees_a_page_too_wide(tmp_path: Path) -> None:
         '<html><body><div style="width:3000px">wide</div><script>document.body.dataset.ready="yes"</script>'
         "</body></html>"
     )
-    _, _, overflow = look(tmp_path, "wide.html", tmp_path / "profile")
+    _, _, overflow = look(tmp_path, "wide.html", tmp_path / "profile", "too-wide.png")
     assert overflow.startswith("3")
 
 
@@ -176,3 +181,28 @@ def test_view_serves_the_pages_on_loopback_until_interrupted(recorded: Path) -> 
         out, _ = server.communicate(timeout=60)
     assert server.returncode == 0
     assert "stopped" in out
+
+
+def test_two_trials_are_aligned_at_the_same_trigger(tmp_path: Path, recorded: Path) -> None:
+    """A trial and a copy of it 5 s later: aligned at ``revision``, its firing is drawn at the
+    same place in both rows (and, aligned at the start, it is not)."""
+    one = track(load_report(recorded / "report.json"))
+    later = copy.deepcopy(one)
+    for mark in later["marks"]:
+        mark[0] += 5
+    later["fired"] = {name: at + 5 for name, at in later["fired"].items()}
+    later["end"] += 5
+    (tmp_path / "pair.html").write_text(
+        page("pair", pair_html({"a": one, "b": later}, "a", "b"), PAIR_SCRIPT)
+    )
+    done = chromium("--dump-dom", (tmp_path / "pair.html").as_uri(), profile=tmp_path / "profile")
+    assert [line for line in done.stderr.splitlines() if ":CONSOLE" in line] == []
+    fired = re.findall(r'<line x1="([\d.]+)"[^>]*stroke="#d62728"', done.stdout)
+    assert len(fired) == 2
+    assert fired[0] == fired[1]
+    aligned = (tmp_path / "pair.html").read_text().replace('value="revision" selected', 'value="revision"')
+    (tmp_path / "start.html").write_text(aligned)
+    done = chromium("--dump-dom", (tmp_path / "start.html").as_uri(), profile=tmp_path / "profile")
+    fired = re.findall(r'<line x1="([\d.]+)"[^>]*stroke="#d62728"', done.stdout)
+    assert len(fired) == 2
+    assert fired[0] != fired[1]

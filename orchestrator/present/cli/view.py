@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -147,7 +147,9 @@ def _run_page(found: Found, warn: list[str]) -> tuple[Report, str] | None:
     return report, run_page(report, entries, diffs, "../index.html")
 
 
-def _matrix_page(found: Found, pages: dict[Path, str], warn: list[str]) -> str | None:
+def _matrix_page(
+    found: Found, pages: dict[Path, str], tracks: dict[Path, dict[str, Any]], warn: list[str]
+) -> str | None:
     from orchestrator.log.comparison import Comparison
     from orchestrator.log.documents import DocumentError
     from orchestrator.log.journal import JournalError
@@ -170,33 +172,39 @@ def _matrix_page(found: Found, pages: dict[Path, str], warn: list[str]) -> str |
         for trial in comparison.trials
         if trial.run and (found.path / trial.run).resolve() in pages
     }
-    return matrix_page(comparison, found.path.name, links, "../index.html")
+    runs = {trial.run: (found.path / trial.run).resolve() for trial in comparison.trials if trial.run}
+    drawn = {run: tracks[path] for run, path in runs.items() if path in tracks}
+    return matrix_page(comparison, found.path.name, links, drawn, "../index.html")
 
 
 def write_site(roots: Sequence[Path], out: Path) -> tuple[int, list[str]]:
     """Write the site of everything under ``roots`` into ``out``; how many pages, and the warnings."""
+    from orchestrator.render.view_pair import track
     from orchestrator.render.view_site import IndexRow, index_html
 
     warn: list[str] = []
     found = find(roots)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     (out / "matrices").mkdir(exist_ok=True)
-    pages = {item.path.resolve(): item.page for item in found if item.kind == "run"}
+    pages: dict[Path, str] = {}
+    tracks: dict[Path, dict[str, Any]] = {}
     rows: list[IndexRow] = []
-    for item in found:
+    # Runs first: a matrix page links to the run pages that were written, and draws their tracks.
+    for item in sorted(found, key=lambda item: item.kind != "run"):
         if item.kind == "run":
             done = _run_page(item, warn)
             if done is None:
-                pages.pop(item.path.resolve())
                 continue
             report, html = done
+            pages[item.path.resolve()] = item.page
+            tracks[item.path.resolve()] = track(report)
             run = report.run
             row = IndexRow(
                 "run", item.page, item.path.name, run.challenge.id, run.agent or "", run.status,
                 report.score.total, run.started_at or "",
             )  # fmt: skip
         else:
-            matrix = _matrix_page(item, pages, warn)
+            matrix = _matrix_page(item, pages, tracks, warn)
             if matrix is None:
                 continue
             html = matrix
