@@ -151,6 +151,8 @@ def run_page(report: Report, entries: Sequence[Entry], diffs: Mapping[str, str],
         "its tests passing (bottom 0%, top 100%). Red dashes: a trigger fired (hover: its cause). "
         "Purple dots: a message delivered (click: its text). Black ticks: the agent's commits; "
         "grey ticks: hidden test runs (click: that snapshot). Across: session time.</p>",
+        _phases(report),
+        _triggers(report),
         "<h2>Snapshots</h2>",
         scrubber,
         '<div id="snapshot"></div>',
@@ -277,3 +279,33 @@ def _messages(report: Report) -> str:
         for m in report.messages
     )
     return f'<h2>Messages to the agent</h2><div id="messages">{items or "<p class=meta>none</p>"}</div>'
+
+
+def _phases(report: Report) -> str:
+    """Each phase: when it unlocked and by what, when it first passed, its tests and score."""
+    rows = "".join(
+        f'<tr data-phase-row="{_e(p.id)}"><td>{_e(p.id)}</td><td>{_e(p.title)}</td>'
+        f"<td>{'—' if p.unlocked_at is None else _at(p.unlocked_at)}</td><td>{_e(p.unlocked_by or '—')}</td>"
+        f"<td>{'—' if p.first_passed_at is None else _at(p.first_passed_at)}</td>"
+        f'<td class="num">{p.scored.passed}/{p.scored.total}</td><td class="num">{p.score:.0%}</td></tr>'
+        for p in report.phases
+    )
+    return (
+        '<h2>Phases</h2><table id="phases"><thead><tr><th>phase</th><th>title</th><th>unlocked</th>'
+        "<th>by</th>"
+        f"<th>first passed</th><th>tests scored</th><th>score</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _triggers(report: Report) -> str:
+    """Each trigger: whether and when it fired, and why (or why not), in words."""
+    rows = "".join(
+        f'<tr data-trigger-row="{_e(t.id)}"><td>{_e(t.id)}</td>'
+        f"<td>{_at(t.fired_at) if t.fired and t.fired_at is not None else 'not fired'}</td>"
+        f"<td>{_e(t.cause)}</td></tr>"
+        for t in report.triggers
+    )
+    return (
+        '<h2>Triggers</h2><table id="triggers"><thead><tr><th>trigger</th><th>fired</th><th>cause</th></tr>'
+        f"</thead><tbody>{rows}</tbody></table>"
+    )

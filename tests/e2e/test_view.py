@@ -125,6 +125,9 @@ def test_view_renders_the_suites_run_and_the_v6_v7_matrix(tmp_path: Path, record
     assert "diff --git a/export_time.py b/export_time.py" in dom  # snapshot 1's diff, from shadow.git
     assert "not run → passed" in dom  # and its verdicts that changed
     assert 'id="message-2"' in dom  # the revision's message, whole
+    fired = r'<tr data-trigger-row="revision"><td>revision</td><td>\d+\.\d s</td><td>phase1_tests_pass held'
+    assert re.search(fired, dom)  # when it fired, and why
+    assert '<tr data-phase-row="phase2">' in dom
 
     matrix_page = re.search(r'href="(matrices/results-[0-9a-f]+\.html)"', index)
     assert matrix_page is not None
