@@ -109,6 +109,7 @@ def test_view_renders_the_suites_run_and_the_v6_v7_matrix(tmp_path: Path, record
     assert index.count('data-kind="run"') == 7
     assert index.count('data-kind="matrix"') == 1
     assert "8 of 8 shown" in index  # the filter script ran over every row
+    assert 'data-agent="v6, v7" data-status="do not switch"' in index  # the matrix's row
 
     run_page = re.search(rf'href="(runs/{re.escape(recorded.name)}-[0-9a-f]+\.html)"', index)
     assert run_page is not None

@@ -29,6 +29,7 @@ import click
 from orchestrator.present.exits import BadInput
 
 if TYPE_CHECKING:
+    from orchestrator.log.comparison import Comparison
     from orchestrator.log.records import Entry
     from orchestrator.log.report import Report
     from orchestrator.render.view_run import Snapshot
@@ -149,8 +150,7 @@ def _run_page(found: Found, warn: list[str]) -> tuple[Report, str] | None:
 
 def _matrix_page(
     found: Found, pages: dict[Path, str], tracks: dict[Path, dict[str, Any]], warn: list[str]
-) -> str | None:
-    from orchestrator.log.comparison import Comparison
+) -> tuple[Comparison, str] | None:
     from orchestrator.log.documents import DocumentError
     from orchestrator.log.journal import JournalError
     from orchestrator.matrix import ComparisonError, build_comparison
@@ -174,7 +174,7 @@ def _matrix_page(
     }
     runs = {trial.run: (found.path / trial.run).resolve() for trial in comparison.trials if trial.run}
     drawn = {run: tracks[path] for run, path in runs.items() if path in tracks}
-    return matrix_page(comparison, found.path.name, links, drawn, "../index.html")
+    return comparison, matrix_page(comparison, found.path.name, links, drawn, "../index.html")
 
 
 def write_site(roots: Sequence[Path], out: Path) -> tuple[int, list[str]]:
@@ -207,8 +207,18 @@ def write_site(roots: Sequence[Path], out: Path) -> tuple[int, list[str]]:
             matrix = _matrix_page(item, pages, tracks, warn)
             if matrix is None:
                 continue
-            html = matrix
-            row = IndexRow("matrix", item.page, item.path.name, "", "", "results", None, "")
+            comparison, html = matrix
+            decision = comparison.decision
+            row = IndexRow(
+                "matrix",
+                item.page,
+                item.path.name,
+                ", ".join(challenge.id for challenge in comparison.matrix.challenges),
+                ", ".join(agent.name for agent in comparison.matrix.agents),
+                decision.verdict if decision else "no decision rule",
+                None,
+                comparison.matrix.frozen_at,
+            )
         (out / item.page).write_text(html, encoding="utf-8")
         rows.append(row)
     (out / "index.html").write_text(index_html(rows, [str(root) for root in roots]), encoding="utf-8")
