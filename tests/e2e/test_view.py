@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import subprocess
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -157,7 +158,7 @@ def test_the_overflow_check_sees_a_page_too_wide(tmp_path: Path) -> None:
 
 def test_view_serves_the_pages_on_loopback_until_interrupted(recorded: Path) -> None:
     """Without --out: the address is printed, the index and a run page come back over HTTP from
-    127.0.0.1, and Ctrl-C stops it cleanly."""
+    127.0.0.1 under the printed token (nothing without it, no folder listed), and Ctrl-C stops it."""
     server = subprocess.Popen(
         [*CHANGEUP, "view", str(recorded.parent)],
         cwd=REPO,
@@ -172,7 +173,7 @@ def test_view_serves_the_pages_on_loopback_until_interrupted(recorded: Path) -> 
         while "serving" not in line:
             line = server.stdout.readline()
             assert line, server.stderr.read() if server.stderr else ""
-        url = re.search(r"http://127\.0\.0\.1:\d+/index\.html", line)
+        url = re.search(r"http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]{24}/index\.html", line)
         assert url is not None, line
         with urllib.request.urlopen(url.group(), timeout=30) as response:
             index = response.read().decode()
@@ -180,6 +181,10 @@ def test_view_serves_the_pages_on_loopback_until_interrupted(recorded: Path) -> 
         assert page is not None
         with urllib.request.urlopen(url.group().replace("index.html", page.group(1)), timeout=30) as response:
             assert 'id="timeline"' in response.read().decode()
+        root = url.group().split("/")
+        for guess in ("/", "/index.html", f"/{root[3][:-1]}/index.html"):  # no listing, no page off the token
+            with pytest.raises(urllib.error.HTTPError, match="404"):
+                urllib.request.urlopen(f"{root[0]}//{root[2]}{guess}", timeout=30)
     finally:
         server.send_signal(signal.SIGINT)
         out, _ = server.communicate(timeout=60)

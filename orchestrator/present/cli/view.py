@@ -5,7 +5,7 @@ or ``compare.json``) under the PATHs, and writes one static site: ``index.html``
 run under ``runs/`` and per matrix under ``matrices/`` (:mod:`orchestrator.render.view_site`,
 :mod:`~orchestrator.render.view_run`, :mod:`~orchestrator.render.view_matrix`). The pages need
 no server and no network. Without ``--out`` the same files are written to a temporary folder and
-served on the loopback interface, on a free port, until Ctrl-C.
+served on the loopback interface, on a free port, under a random token, until Ctrl-C.
 
 The workspace diffs of a run's snapshots are read from its ``shadow.git`` with the neutral git
 (:mod:`orchestrator.system.git`), each bounded in bytes, lines, time and git's memory: a diff
@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -225,20 +226,26 @@ def write_site(roots: Sequence[Path], out: Path) -> tuple[int, list[str]]:
     return len(rows), warn
 
 
-def _serve(folder: Path, *, open_browser: bool) -> None:
+def _serve(folder: Path, token: str, *, open_browser: bool) -> None:
+    """Serve ``folder`` (the site is in its subfolder ``token``) on loopback until Ctrl-C."""
     import functools
     import http.server
     import webbrowser
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
-        """Serves the site's files; logs nothing per request (the terminal shows the address)."""
+        """Serves the site's files, lists no folder (the token stays unguessable), logs nothing per
+        request (the terminal shows the address)."""
+
+        def list_directory(self, path: str | os.PathLike[str]) -> None:
+            """No listing: a 404."""
+            self.send_error(404)
 
         def log_message(self, format: str, *args: object) -> None:
             """Say nothing."""
 
     handler = functools.partial(Quiet, directory=str(folder))
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
-        url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
+        url = f"http://127.0.0.1:{server.server_address[1]}/{token}/index.html"
         click.echo(f"serving {url} (Ctrl-C stops)", nl=True)
         if open_browser:
             webbrowser.open(url)
@@ -273,9 +280,12 @@ def view_command(paths: tuple[Path, ...], out: Path | None, open_browser: bool) 
             click.echo(line, err=True)
         click.echo(f"{count} pages written; open {out / 'index.html'}")
         return
+    # Reports name hidden tests and how they failed: any process on this machine can reach the
+    # loopback port (an agent of a concurrent run too), so the pages sit under a random token.
+    token = secrets.token_urlsafe(18)
     with tempfile.TemporaryDirectory(prefix="changeup-view-") as folder:
-        count, warn = write_site(roots, Path(folder))
+        count, warn = write_site(roots, Path(folder) / token)
         for line in warn:
             click.echo(line, err=True)
         click.echo(f"{count} pages")
-        _serve(Path(folder), open_browser=open_browser)
+        _serve(Path(folder), token, open_browser=open_browser)
