@@ -57,6 +57,7 @@ benchmarks: $(STAMP)
 	$(BIN)/python benchmarks/snapshot.py --files 200 --rounds 1 --copies 1
 	$(BIN)/python benchmarks/concurrency.py --sessions 3 --single 1
 	$(BIN)/python benchmarks/cli_start.py --runs 1 --command=--help
+	$(BIN)/python benchmarks/view.py --events 2000 --trials 3
 
 calibration: $(STAMP)
 	@start=$$(date +%s); $(BIN)/changeup calibrate challenges/* --out runs/calibration \
@@ -76,6 +77,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/snapshot.py
 	$(BIN)/python benchmarks/concurrency.py
 	$(BIN)/python benchmarks/cli_start.py
+	$(BIN)/python benchmarks/view.py
 
 clean:
 	rm -rf $(VENV) runs .agents .pytest_cache .mypy_cache .ruff_cache .coverage

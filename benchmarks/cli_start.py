@@ -43,6 +43,7 @@ COMMANDS = [
             "agents",
             "compare",
             "review",
+            "view",
         )
     ),
 ]

@@ -13,6 +13,7 @@ The group imports no command: ``changeup --help`` lists them from :data:`COMMAND
 ``authoring``      ``new`` and ``schema``: writing a challenge
 ``importer``       ``import``: another benchmark's task as a challenge
 ``export``         ``export``: a run's recorded model traffic for other tools (ATIF)
+``view``           ``view``: a browser over run folders and matrix results (pages, a server)
 ``console``        standard output for tables, shared by the commands
 =================  ==========================================================================
 """
@@ -70,6 +71,7 @@ COMMANDS = {
         "recorded",
         "The timeline of a run: messages, triggers and their causes, test runs, commits, turns.",
     ),
+    "view": Entry("view", "Browse run folders and matrix results: an index, a page per run and per matrix."),
     "validate": Entry(
         "calibration", "Check challenge folders (or their challenge.yaml) and list every problem."
     ),
@@ -136,6 +138,7 @@ def cli() -> None:
     Trust the graders:   changeup calibrate challenges/*
     Many runs, one call: changeup run --matrix docs/examples/v6-v7.yaml --out results
     Compare them:        changeup compare results    (and changeup review results)
+    Browse them:         changeup view runs results  (--out DIR: static pages instead)
     Write a challenge:   changeup new my-challenge --pattern pivot
     Or bring one in:     changeup import slopcode slop-code-bench/problems/file_backup file-backup
     Check it:            changeup validate my-challenge
