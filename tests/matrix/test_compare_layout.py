@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.matrix import build_comparison
+from orchestrator.render.comparison_html import comparison_html
 from tests.cli import changeup
-from tests.matrix.samples import results_of
+from tests.matrix.samples import V6_V7, results_of
 
 
 @pytest.mark.slow
@@ -26,3 +28,17 @@ def test_compare_piped_fits_columns_and_names_every_figure(tmp_path: Path) -> No
     assert wide.returncode == 0, wide.stderr
     header = next(line for line in wide.stdout.splitlines() if "challenge" in line and "median" in line)
     assert "human turns" in header
+
+
+def test_compare_html_links_each_trial_to_its_report_and_shows_no_empty_decision_box(tmp_path: Path) -> None:
+    """Each paired trial links to its run's report.html (relative to RESULTS); without a decision
+    rule there is no empty <pre> under the verdict; each figure is a row of its challenge's table."""
+    results, _ = results_of(tmp_path, text=V6_V7[: V6_V7.index("  decision:")])
+    page = comparison_html(build_comparison(results))
+    runs = [t.run for t in build_comparison(results).trials if t.run]
+    assert len(runs) == 6
+    for run in runs:
+        assert f'<a href="{run}/report.html"' in page
+    assert "<pre></pre>" not in page
+    assert 'data-verdict="none"' in page
+    assert page.count('<th scope="row">median cost</th>') == 1
