@@ -19,6 +19,7 @@ from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
     cause,
+    duration,
     effects_line,
     failing_checks,
     groups_line,
@@ -35,7 +36,6 @@ from orchestrator.render.phrases import (
     weight,
 )
 from triggers import MessageDelivered, TriggerFired
-from triggers.durations import clock
 
 __all__ = ["report_html"]
 
@@ -131,7 +131,7 @@ LEGEND = (
     'stroke-dasharray="4 3"/></svg>a trigger fired</span>'
     '<span><svg width="12" height="12"><circle cx="6" cy="6" r="4" fill="#9467bd"/></svg>'
     "a message delivered to the agent</span>"
-    "<span>Across: time since the session started (mm:ss).</span>"
+    "<span>Across: session time since the start (the session clock, which skips ahead while the agent is idle and only time can fire a trigger).</span>"
     "</div>"
 )
 
@@ -179,7 +179,7 @@ def _timeline(report: Report, entries: Sequence[Entry]) -> str:
             out.append(
                 f'<rect class="band" data-phase="{_e(phase.id)}" x="{start:.1f}" y="{y + 4}" '
                 f'width="{x(end) - start:.1f}" height="{LANE - 8}" fill="{color}" fill-opacity="0.15">'
-                f"<title>{_e(phase.id)} unlocked at {clock(phase.unlocked_at)}</title></rect>"
+                f"<title>{_e(phase.id)} unlocked at {duration(phase.unlocked_at)}</title></rect>"
             )
         points = _ratio_steps(phase.id, entries, end)
         if points:
@@ -197,17 +197,17 @@ def _timeline(report: Report, entries: Sequence[Entry]) -> str:
                 f'<g class="trigger" data-trigger="{trigger}"><line x1="{at:.1f}" y1="{TOP - 8}" '
                 f'x2="{at:.1f}" y2="{bottom}" stroke="#d62728" stroke-dasharray="4 3" opacity="0.8"/>'
                 f'<text x="{at + 3:.1f}" y="{TOP - 12}" fill="#d62728">⚡ {trigger}</text>'
-                f"<title>{trigger} fired at {clock(entry.t)}: {_e(cause(record.cause))}</title></g>"
+                f"<title>{trigger} fired at {duration(entry.t)}: {_e(cause(record.cause))}</title></g>"
             )
         elif isinstance(record, MessageDelivered):
             trigger = _e(record.trigger)
             out.append(
                 f'<circle class="message" data-message="{trigger}" cx="{at:.1f}" cy="{bottom + 10}" '
-                f'r="4" fill="#9467bd"><title>{trigger} delivered at {clock(entry.t)}</title>'
+                f'r="4" fill="#9467bd"><title>{trigger} delivered at {duration(entry.t)}</title>'
                 "</circle>"
             )
-    out.append(f'<text x="{LEFT}" y="{height - 4}" class="meta">{clock(0.0)}</text>')
-    out.append(f'<text x="{WIDTH - RIGHT - 30}" y="{height - 4}" class="meta">{clock(end)}</text>')
+    out.append(f'<text x="{LEFT}" y="{height - 4}" class="meta">{duration(0.0)}</text>')
+    out.append(f'<text x="{WIDTH - RIGHT - 30}" y="{height - 4}" class="meta">{duration(end)}</text>')
     out.append(
         f'<text x="{(LEFT + WIDTH - RIGHT) / 2 - 90:.0f}" y="{height - 4}" class="meta">'
         "time since the session started</text>"
@@ -237,7 +237,7 @@ def _ratio_steps(phase: str, entries: Sequence[Entry], end: float) -> list[tuple
 def _phases(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_e(p.id)}{' — ' + _e(p.title) if p.title else ''}</td><td class=num>{p.weight:g}</td>"
-        f"<td>{clock(p.unlocked_at)}</td><td>{_e(p.unlocked_by or '—')}</td><td>{clock(p.first_passed_at)}</td>"
+        f"<td>{duration(p.unlocked_at)}</td><td>{_e(p.unlocked_by or '—')}</td><td>{duration(p.first_passed_at)}</td>"
         f"<td class=num>{_e(tests_cell(p))}</td>"
         f"<td class=num>{percent(p.score)}</td></tr>"
         for p in report.phases
@@ -278,7 +278,7 @@ def _rubric(rubric: list[CriterionScore]) -> str:
 def _triggers(report: Report) -> str:
     rows = "".join(
         f'<tr data-trigger="{_e(t.id)}"><td>{_e(t.id)}</td><td>{_e(t.kind)}</td>'
-        f"<td><code>{_e(t.condition)}</code></td><td>{clock(t.fired_at) if t.fired else 'no'}</td>"
+        f"<td><code>{_e(t.condition)}</code></td><td>{duration(t.fired_at) if t.fired else 'no'}</td>"
         f"<td>{_e(cause(t.cause))}</td></tr>"
         for t in report.triggers
     )
@@ -318,8 +318,8 @@ def _messages(report: Report) -> str:
         return ""
     items = "".join(
         f'<details class="message" data-message="{m.number}"><summary><b>{m.number}. {_e(m.trigger)}</b> '
-        f"({_e(m.kind)}): queued {clock(m.queued_at)}, delivered "
-        f"{clock(m.delivered_at) if m.delivered_at is not None else 'never'}</summary>"
+        f"({_e(m.kind)}): queued {duration(m.queued_at)}, delivered "
+        f"{duration(m.delivered_at) if m.delivered_at is not None else 'never'}</summary>"
         f'<pre class="message">{_e(m.text)}</pre></details>'
         for m in messages
     )

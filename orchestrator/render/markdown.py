@@ -42,7 +42,6 @@ from orchestrator.render.phrases import (
     usage_line,
     weight,
 )
-from triggers.durations import clock
 
 __all__ = ["report_markdown"]
 
@@ -98,8 +97,8 @@ def report_markdown(report: Report) -> str:
         name = md(phase.id + (f" — {phase.title}" if phase.title else ""))
         by = md(phase.unlocked_by or "—")
         out.append(
-            f"| {name} | {phase.weight:g} | {clock(phase.unlocked_at)} | {by} "
-            f"| {clock(phase.first_passed_at)} | {md(tests_cell(phase))} | {phase.score * 100:.0f}% |"
+            f"| {name} | {phase.weight:g} | {duration(phase.unlocked_at)} | {by} "
+            f"| {duration(phase.first_passed_at)} | {md(tests_cell(phase))} | {phase.score * 100:.0f}% |"
         )
     if any(phase.retired for phase in report.phases):
         out += [
@@ -124,7 +123,7 @@ def report_markdown(report: Report) -> str:
         "|---|---|---|---|---|",
     ]
     for trigger in report.triggers:
-        when = clock(trigger.fired_at) if trigger.fired else "no"
+        when = duration(trigger.fired_at) if trigger.fired else "no"
         condition, because = md(trigger.condition), md(cause(trigger.cause))
         out.append(f"| {md(trigger.id)} | {md(trigger.kind)} | {condition} | {when} | {because} |")
     out += _messages_markdown(report)
@@ -153,7 +152,8 @@ def report_markdown(report: Report) -> str:
     out += [
         "",
         f"_{activity.test_runs} test runs, {activity.agent_turns} agent turns, "
-        f"{activity.commits} commits. Times are mm:ss since the session started._",
+        f"{activity.commits} commits. Times are session time since the start (the session clock, "
+        "which skips ahead while the agent is idle and only time can fire a trigger)._",
         "",
     ]
     return "\n".join(out)
@@ -177,11 +177,11 @@ def _messages_markdown(report: Report) -> list[str]:
         return []
     out = ["", "## Messages to the agent"]
     for message in messages:
-        delivered = clock(message.delivered_at) if message.delivered_at is not None else "never"
+        delivered = duration(message.delivered_at) if message.delivered_at is not None else "never"
         out += [
             "",
             f"**{message.number}. {md(message.trigger)}** ({md(message.kind)}): "
-            f"queued {clock(message.queued_at)}, delivered {delivered}",
+            f"queued {duration(message.queued_at)}, delivered {delivered}",
             "",
         ]
         out += [f"> {line}".rstrip() for line in message.text.rstrip().splitlines()]

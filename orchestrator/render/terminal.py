@@ -16,6 +16,7 @@ from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
     cause,
+    duration,
     effects_line,
     failing_checks,
     first_line,
@@ -33,7 +34,6 @@ from orchestrator.render.phrases import (
     usage_line,
     weight,
 )
-from triggers.durations import clock
 
 __all__ = ["print_outcome", "print_summary"]
 
@@ -58,9 +58,9 @@ def print_summary(report: Report, console: Console) -> None:
         style = "green" if phase_good(phase) else ("dim" if not phase.unlocked else "red")
         table.add_row(
             terminal(phase.id),
-            clock(phase.unlocked_at),
+            duration(phase.unlocked_at),
             terminal(phase.unlocked_by or "—"),
-            clock(phase.first_passed_at),
+            duration(phase.first_passed_at),
             terminal(tests_cell(phase)),
             f"{phase.score * 100:.0f}%",
             style=style,
