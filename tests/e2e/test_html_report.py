@@ -113,7 +113,7 @@ def test_broken_page_would_be_caught(tmp_path: Path) -> None:
 
 
 def test_report_html_explains_itself_messages_legend_score_and_superseded_tests(tmp_path: Path) -> None:
-    """The page shows each message whole (collapsed), the timeline's legend, the score's
+    """The page shows each message whole (open), the timeline's legend, commits and test runs, the score's
     arithmetic and the superseded tests, as report.md does."""
     done = changeup("run", "challenges/export-time", "--out", str(tmp_path), "--quiet", cwd=REPO)
     assert done.returncode == 0, done.stderr
@@ -122,9 +122,11 @@ def test_report_html_explains_itself_messages_legend_score_and_superseded_tests(
     dom, console = load(folder / "report.html", tmp_path / "profile")
     assert console == []
     for message in report["messages"]:
-        assert f'<details class="message" data-message="{message["number"]}">' in dom
+        assert f'<details class="message" data-message="{message["number"]}" open="">' in dom
     assert report["messages"][1]["text"].splitlines()[-1] in dom
-    assert "Across: time since the session started (mm:ss)." in dom
+    assert "Across: session time since the start" in dom
+    assert 'class="commit"' in dom
+    assert 'class="test-run"' in dom
     assert "100% = (1 * 100% + 2 * 100%) / 3: the weighted mean of the phases' scores." in dom
     for test in report["phases"][1]["superseded"]:
         assert f"<li><code>{test}</code> (replaced by phase2)</li>" in dom

@@ -170,7 +170,7 @@ def test_the_total_shows_its_arithmetic_and_criteria_short_of_full_marks_are_fai
 
 
 def test_messages_are_in_the_reports_in_full() -> None:
-    """Every message delivered, its whole text: quoted in report.md, collapsible in report.html."""
+    """Every message delivered, its whole text: quoted in report.md, open (collapsible) in report.html."""
     contents = log(*START)
     report = build_report(EXPORT_TIME, contents)
     assert report.messages[0].text == "Implement it.\nSecond line of the briefing."
@@ -178,7 +178,7 @@ def test_messages_are_in_the_reports_in_full() -> None:
     assert "**1. briefing** (briefing): queued 3.0s, delivered 4.0s" in markdown
     assert "> Second line of the briefing." in markdown
     page = report_html(report, contents.entries)
-    assert '<details class="message" data-message="1">' in page
+    assert '<details class="message" data-message="1" open>' in page
     assert "Second line of the briefing.</pre>" in page
 
 
