@@ -27,6 +27,7 @@ from orchestrator.render.phrases import duration, made_in, percent
 
 __all__ = [
     "CELL_COLUMNS",
+    "PACKED",
     "agent_lines",
     "cell_block",
     "cell_row",
@@ -362,6 +363,11 @@ def cell_block(cell: CellSummary) -> list[str]:
     return [f"{cell.challenge} · {cell.agent} · {cell.mode}", *(f"  {figure}" for figure in figures)]
 
 
+#: The widest a block's line is packed: piped with no COLUMNS the console is unbounded, and a
+#: cell's twenty figures on one line would read no better than the wide table did.
+PACKED = 120
+
+
 def packed(figures: list[str], width: int, indent: str = "  ", sep: str = " · ") -> list[str]:
     """``figures`` on as few lines as fit in ``width``, none split: each line starts with ``indent``
     (a figure wider than the line gets a line of its own, which the console wraps)."""
@@ -396,7 +402,7 @@ def print_comparison(comparison: Comparison, console: Console, *, wide: bool = F
         for cell in comparison.cells:
             block = cell_block(cell)
             console.print(terminal(block[0]), style="bold", soft_wrap=False)
-            for line in packed([figure.strip() for figure in block[1:]], console.width):
+            for line in packed([figure.strip() for figure in block[1:]], min(console.width, PACKED)):
                 console.print(terminal(line), soft_wrap=False)
     print_costs(comparison.costs, console, wide=wide)
     for note in comparison.not_covered:

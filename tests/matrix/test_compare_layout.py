@@ -24,6 +24,10 @@ def test_compare_piped_fits_columns_and_names_every_figure(tmp_path: Path) -> No
         assert max(len(line) for line in lines) <= width, max(lines, key=len)
         for figure in ("valid trials: ", "median cost: ", "median tokens: ", "human turns: ", "pass^k: "):
             assert sum(line.count(figure) for line in lines) == 2, figure  # v6's cell and v7's
+    unset = changeup("compare", str(results), env={"COLUMNS": None})
+    figures = [line for line in unset.stdout.splitlines() if line.startswith("  valid trials: ")]
+    assert len(figures) == 2
+    assert all(len(line) <= 120 for line in figures)  # piped with no COLUMNS: blocks still packed to 120
     wide = changeup("compare", str(results), "--wide", env={"COLUMNS": "400"})
     assert wide.returncode == 0, wide.stderr
     header = next(line for line in wide.stdout.splitlines() if "challenge" in line and "median" in line)
