@@ -162,10 +162,10 @@ def report_markdown(report: Report) -> str:
 def _score_markdown(report: Report) -> list[str]:
     score = report.score
     out = ["", "## How the score is computed", "", f"{md(score_formula(report))}.", ""]
-    out += ["| part | weight | score | points (of 100) |", "|---|---|---|---|"]
+    out += ["| part | weight | score | points (of 100) |", "|---|--:|--:|--:|"]
     for part in report.scoring.parts:
         share = points(part.contribution)
-        name = md(f"{part.kind} {part.id}")
+        name = md(f"{part.id} ({part.kind})")
         out.append(f"| {name} | {part.weight:g} | {percent(part.score, '—')} | {share} |")
     out.append(f"| **total** | | | **{percent(score.total)}** |")
     return out

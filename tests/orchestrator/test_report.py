@@ -162,7 +162,7 @@ def test_the_total_shows_its_arithmetic_and_criteria_short_of_full_marks_are_fai
     formula = "80% = (75 * 100% + 25 * 20%) / 100: the weighted mean of the rubric's scored criteria"
     assert formula in markdown
     assert formula in terminal
-    assert "| criterion adaptation | 25 | 20% | 5.0 |" in markdown
+    assert "| adaptation (criterion) | 25 | 20% | 5.0 |" in markdown
     assert "- criterion adaptation (20%, weight 25): only 9% survives" in markdown
     assert "None: every test" not in markdown
     assert "| protection | not scored |" in markdown
