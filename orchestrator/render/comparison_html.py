@@ -7,6 +7,8 @@ script lets a click on an agent's name keep only that agent's rows of the tables
 
 from __future__ import annotations
 
+import re
+
 from orchestrator.log.comparison import Comparison
 from orchestrator.render import inert
 from orchestrator.render.comparison_costs import cost_html
@@ -125,6 +127,12 @@ def _cells(comparison: Comparison) -> list[str]:
     return out
 
 
+#: A run folder linked to: relative, inside RESULTS, no scheme (``javascript:``) and nothing to
+#: escape. compare.json is read from a folder that may come from elsewhere; changeup writes
+#: ``runs/<challenge>--<agent>--<mode>--t<N>--a<N>``.
+_LINKABLE = re.compile(r"(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_.+\-]*(/[A-Za-z0-9_][A-Za-z0-9_.+\-]*)*")
+
+
 def _pairs(comparison: Comparison) -> str:
     """The paired trials, each agent's outcome a link to its run's report.html (relative to RESULTS,
     where compare.html is)."""
@@ -138,7 +146,7 @@ def _pairs(comparison: Comparison) -> str:
             entry = pair.agents.get(name)
             if entry is None:
                 shown += "<td>not run</td>"
-            elif entry.run is None:
+            elif entry.run is None or not _LINKABLE.fullmatch(entry.run):
                 shown += f"<td>{_e(entry.outcome)}</td>"
             else:
                 shown += (

@@ -36,13 +36,21 @@ def test_compare_piped_fits_columns_and_names_every_figure(tmp_path: Path) -> No
 
 def test_compare_html_links_each_trial_to_its_report_and_shows_no_empty_decision_box(tmp_path: Path) -> None:
     """Each paired trial links to its run's report.html (relative to RESULTS); without a decision
-    rule there is no empty <pre> under the verdict; each figure is a row of its challenge's table."""
+    rule there is no empty <pre> under the verdict; each figure is a row of its challenge's table.
+    A run folder with a scheme or leading out of RESULTS is shown, not linked."""
     results, _ = results_of(tmp_path, text=V6_V7[: V6_V7.index("  decision:")])
-    page = comparison_html(build_comparison(results))
-    runs = [t.run for t in build_comparison(results).trials if t.run]
+    comparison = build_comparison(results)
+    page = comparison_html(comparison)
+    runs = [t.run for t in comparison.trials if t.run]
     assert len(runs) == 6
     for run in runs:
         assert f'<a href="{run}/report.html"' in page
     assert "<pre></pre>" not in page
+    cut = comparison.model_copy(deep=True)
+    cut.pairs[0].agents["v6"].run = "javascript:alert(1)//"
+    cut.pairs[1].agents["v6"].run = "../../elsewhere"
+    linked = comparison_html(cut)
+    assert "javascript:" not in linked
+    assert "elsewhere/report.html" not in linked
     assert 'data-verdict="none"' in page
     assert page.count('<th scope="row">median cost</th>') == 1
