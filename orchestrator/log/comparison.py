@@ -137,7 +137,10 @@ class TrialRow(BaseModel):
     effect_findings: list[EffectFinding] = []
     success_after: str | None = None
     # As the run's report.json has it: an int stays an int, so the file reads as it always did.
+    #: Session time: the session clock, which skips ahead while the agent is idle (clock.skipped).
     elapsed_seconds: int | float | None = None
+    #: Wall time: the report's ``run.wall`` (null: no report, or one written before it).
+    wall_seconds: int | float | None = None
     cost_usd: float | None = None
     tokens: float | None = None
     human_turns: int | None = None
@@ -221,6 +224,7 @@ class CellSummary(BaseModel):
     first_message_successes: int
     later_message_successes: int
     invalid_attempts: int
+    #: Median session time (the session clock, skips included).
     median_elapsed_seconds: int | float | None
     cost_usd: ReportedFigure
     tokens: ReportedFigure
@@ -229,6 +233,8 @@ class CellSummary(BaseModel):
     pass_all_k: dict[str, float]
     #: valid trials whose session ended ``budget_exhausted``
     budget_exhausted: int = 0
+    #: Median wall time over the valid trials whose report says it (null: none does).
+    median_wall_seconds: int | float | None = None
 
 
 class RateEstimate(BaseModel):
@@ -276,6 +282,8 @@ class AgentSummary(BaseModel):
     crashed: Share
     #: valid trials whose session ended ``budget_exhausted``
     budget_exhausted: int = 0
+    #: Median wall time over the valid trials whose report says it (null: none does).
+    median_wall_seconds: int | float | None = None
 
 
 class AgentDifference(BaseModel):

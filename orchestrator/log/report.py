@@ -102,7 +102,10 @@ class RunInfo(_Part):
     detail: str
     end_reason: str | None
     end_detail: str
+    #: Seconds on the session's clock at its last record, including what ``clock.skipped`` jumped.
     elapsed: Number
+    #: Seconds of real time: ``elapsed`` less the clock's skips (null in reports written before it).
+    wall: Number | None = None
 
 
 class Fraction(_Part):

@@ -195,6 +195,7 @@ def _cell(rows: list[TrialRow]) -> CellSummary:
         pass_at_k={str(k): round(pass_at_k(n, c, k), 4) for k in range(1, n + 1)},
         pass_all_k={str(k): round(pass_all_k(n, c, k), 4) for k in range(1, n + 1)},
         budget_exhausted=sum(t.budget_exhausted for t in valid),
+        median_wall_seconds=_median([t.wall_seconds for t in valid]),
     )
 
 

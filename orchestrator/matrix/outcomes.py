@@ -114,6 +114,7 @@ def trial_row(
         ],
         success_after=success_after(report) if success else None,
         elapsed_seconds=report.run.elapsed,
+        wall_seconds=report.run.wall,
         cost_usd=_cost(report),
         tokens=_tokens(report.usage),
         human_turns=_human_turns(attempt.agent, report),

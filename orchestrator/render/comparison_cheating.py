@@ -50,9 +50,8 @@ def cheating_markdown(rates: Sequence[CheatRate]) -> list[str]:
 def print_cheating(rates: Sequence[CheatRate], console: Console) -> None:
     """The cheat rates in the terminal, a cheating agent's in bold red."""
     for line in cheating_lines(rates):
-        console.print(
-            terminal(line), style="bold red" if line.startswith("CHEATING") else None, highlight=False
-        )
+        style = "bold red" if line.startswith("CHEATING") else None
+        console.print(terminal(line), style=style, highlight=False, soft_wrap=False)
 
 
 def cheating_html(rates: Sequence[CheatRate]) -> list[str]:

@@ -78,10 +78,18 @@ def cost_markdown(costs: Sequence[AgentCost]) -> list[str]:
     return ["## Cost", "", *table, "", markdown(COST_NOTE)]
 
 
-def print_costs(costs: Sequence[AgentCost], console: Console) -> None:
-    """The cost table in the terminal, when any trial's cost is known."""
+def print_costs(costs: Sequence[AgentCost], console: Console, *, wide: bool = False) -> None:
+    """The costs in the terminal, when any trial's cost is known: per agent and mode a block of
+    named figures (``wide``: one table, a column per figure)."""
     if not any(cost.cost_known for cost in costs):
         console.print("cost: no trial's cost is known (the gateway measures it: --model-gateway)")
+        return
+    if not wide:
+        console.print("cost", style="italic")
+        for row in cost_rows(costs):
+            console.print(terminal(f"{row[0]} · {row[1]}"), style="bold", soft_wrap=False)
+            for header, text in zip(COST_COLUMNS[2:], row[2:], strict=True):
+                console.print(terminal(f"  {header}: {text}"), soft_wrap=False)
         return
     table = Table(title="cost", title_justify="left")
     for header in COST_COLUMNS:

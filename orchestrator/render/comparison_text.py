@@ -28,7 +28,9 @@ from orchestrator.render.phrases import duration, made_in, percent
 
 __all__ = [
     "CELL_COLUMNS",
+    "PACKED",
     "agent_lines",
+    "cell_block",
     "cell_row",
     "comparison_markdown",
     "decision_lines",
@@ -36,6 +38,7 @@ __all__ = [
     "fresh_columns",
     "fresh_lines",
     "fresh_rows",
+    "packed",
     "pair_columns",
     "pair_rows",
     "print_comparison",
@@ -86,7 +89,8 @@ CELL_COLUMNS: list[tuple[str, Callable[[CellSummary], str]]] = [
     ("success: 1st msg / later", lambda c: f"{c.first_message_successes} / {c.later_message_successes}"),
     ("pass@k", lambda c: _pass_k(c.valid, c.pass_at_k)),
     ("pass^k", lambda c: _pass_k(c.valid, c.pass_all_k)),
-    ("median time", lambda c: duration(c.median_elapsed_seconds) if c.valid else "—"),
+    ("median wall time", lambda c: duration(c.median_wall_seconds) if c.valid else "—"),
+    ("median session time", lambda c: duration(c.median_elapsed_seconds) if c.valid else "—"),
     ("median cost", lambda c: _figure(c.cost_usd, lambda v: f"${v:.4f}")),
     ("median tokens", lambda c: _figure(c.tokens, lambda v: f"{v:,.0f}")),
     ("human turns", lambda c: "—" if c.human_turns is None else str(c.human_turns)),
@@ -354,22 +358,55 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), line(["---"] * len(headers)), *(line(row) for row in rows)])
 
 
-def print_comparison(comparison: Comparison, console: Console) -> None:
-    """The comparison in the terminal: the verdict, the rates, and the per challenge x agent table."""
-    console.print(terminal(_title(comparison)))
+def cell_block(cell: CellSummary) -> list[str]:
+    """A cell of ``compare.json`` as a block of lines: its name, then each figure named, so it reads
+    at any width (the wide table squeezes 20 columns to a few characters each at 120)."""
+    figures = [f"{header}: {shown(cell)}" for header, shown in CELL_COLUMNS[3:]]
+    return [f"{cell.challenge} · {cell.agent} · {cell.mode}", *(f"  {figure}" for figure in figures)]
+
+
+#: The widest a block's line is packed: piped with no COLUMNS the console is unbounded, and a
+#: cell's twenty figures on one line would read no better than the wide table did.
+PACKED = 120
+
+
+def packed(figures: list[str], width: int, indent: str = "  ", sep: str = " · ") -> list[str]:
+    """``figures`` on as few lines as fit in ``width``, none split: each line starts with ``indent``
+    (a figure wider than the line gets a line of its own, which the console wraps)."""
+    lines: list[str] = []
+    for figure in figures:
+        if lines and len(lines[-1]) + len(sep) + len(figure) <= width:
+            lines[-1] += sep + figure
+        else:
+            lines.append(indent + figure)
+    return lines
+
+
+def print_comparison(comparison: Comparison, console: Console, *, wide: bool = False) -> None:
+    """The comparison in the terminal: the verdict, the rates, and per challenge x agent a block of
+    named figures (``wide``: one table, a column per figure). Long lines wrap at the console's width."""
+    console.print(terminal(_title(comparison)), soft_wrap=False)
     for line in decision_lines(comparison):
-        console.print(terminal(line), style="bold" if line.startswith("Should") else None)
+        console.print(terminal(line), style="bold" if line.startswith("Should") else None, soft_wrap=False)
     for line in [*agent_lines(comparison), *fresh_lines(comparison)]:
-        console.print(terminal(line))
+        console.print(terminal(line), soft_wrap=False)
     for line in warning_lines(comparison):
-        console.print(terminal(line), style="bold yellow")
-    table = Table(title="per challenge and agent", title_justify="left")
-    for header, _ in CELL_COLUMNS:
-        table.add_column(header, overflow="fold")
-    for cell in comparison.cells:
-        table.add_row(*(terminal(text) for text in cell_row(cell)))
-    console.print(table)
-    print_costs(comparison.costs, console)
+        console.print(terminal(line), style="bold yellow", soft_wrap=False)
+    if wide:
+        table = Table(title="per challenge and agent", title_justify="left")
+        for header, _ in CELL_COLUMNS:
+            table.add_column(header, overflow="fold")
+        for cell in comparison.cells:
+            table.add_row(*(terminal(text) for text in cell_row(cell)))
+        console.print(table)
+    else:
+        console.print("per challenge and agent", style="italic")
+        for cell in comparison.cells:
+            block = cell_block(cell)
+            console.print(terminal(block[0]), style="bold", soft_wrap=False)
+            for line in packed([figure.strip() for figure in block[1:]], min(console.width, PACKED)):
+                console.print(terminal(line), soft_wrap=False)
+    print_costs(comparison.costs, console, wide=wide)
     print_cheating(comparison.cheating, console)
     for note in comparison.not_covered:
-        console.print(terminal(f"not covered: {note}"))
+        console.print(terminal(f"not covered: {note}"), soft_wrap=False)

@@ -1,15 +1,16 @@
 """``report.html``: one self-contained page (no network) with the run's timeline and tables.
 
 The timeline is an inline SVG drawn from the event log: one band per phase from the moment
-it unlocked, the share of its tests passing over time as a step line inside the band, and
-markers for every trigger that fired and every message delivered. Each trigger marker
+it unlocked, the share of its tests passing over time as a step line inside the band,
+markers for every trigger that fired, every message delivered, every commit and every test
+run, and a time axis with ticks. Each trigger marker
 carries ``data-trigger`` so tests (and people with devtools) can find it. Every value goes
 through :func:`~orchestrator.render.inert.html`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from orchestrator.log.records import Entry, graded_like
 from orchestrator.log.report import CriterionScore, Fraction, Report
@@ -20,6 +21,7 @@ from orchestrator.render.phrases import (
     budget_line,
     cause,
     cheating_line,
+    duration,
     effects_line,
     failing_checks,
     groups_line,
@@ -36,8 +38,7 @@ from orchestrator.render.phrases import (
     tests_cell,
     weight,
 )
-from triggers import MessageDelivered, TriggerFired
-from triggers.durations import clock
+from triggers import CommitMade, MessageDelivered, TestsResult, TriggerFired
 
 __all__ = ["report_html"]
 
@@ -52,7 +53,8 @@ h1 { font-size: 1.5rem; margin-bottom: .2rem; } h2 { font-size: 1.15rem; margin-
 .warn { background: #fff4e0; color: #8a5300; }
 table { border-collapse: collapse; width: 100%; margin-top: .5rem; }
 th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
-th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f6f6f6; } .num { text-align: right; font-variant-numeric: tabular-nums; }
+td .kind { color: #666; font-size: 12px; }
 tr.critical td { background: #fde8e8; font-weight: 600; }
 code { background: #f3f3f3; padding: 0 .25rem; border-radius: 3px; }
 svg text { font: 11px system-ui, sans-serif; } .lit { stroke-width: 3; opacity: 1; }
@@ -60,6 +62,7 @@ svg text { font: 11px system-ui, sans-serif; } .lit { stroke-width: 3; opacity: 
 .legend { display: flex; flex-wrap: wrap; gap: 1.2rem; color: #444; font-size: 12px; margin: .3rem 0; }
 .legend svg { vertical-align: middle; margin-right: .3rem; }
 details { margin: .4rem 0; } summary { cursor: pointer; }
+@media print { details > pre.message { display: block; } }
 pre.message { white-space: pre-wrap; background: #f8f8f8; padding: .6rem; border-radius: 4px; }
 """
 
@@ -134,7 +137,12 @@ LEGEND = (
     'stroke-dasharray="4 3"/></svg>a trigger fired</span>'
     '<span><svg width="12" height="12"><circle cx="6" cy="6" r="4" fill="#9467bd"/></svg>'
     "a message delivered to the agent</span>"
-    "<span>Across: time since the session started (mm:ss).</span>"
+    '<span><svg width="12" height="12"><rect x="3" y="3" width="7" height="7" fill="#1f77b4"/></svg>'
+    "a commit</span>"
+    '<span><svg width="12" height="12"><line x1="6" y1="0" x2="6" y2="12" stroke="#555" stroke-width="2"/>'
+    "</svg>a hidden test run</span>"
+    "<span>Across: session time since the start (the session clock, which skips ahead while the "
+    "agent is idle and only time can fire a trigger).</span>"
     "</div>"
 )
 
@@ -171,7 +179,7 @@ def _ratio(part: Fraction) -> str:
 def _timeline(report: Report, entries: Sequence[Entry]) -> str:
     phases = [p.id for p in report.phases]
     end = float(max([e.t for e in entries] + [1.0]))
-    height = TOP + LANE * len(phases) + 30
+    height = TOP + LANE * len(phases) + 62
 
     def x(t: float) -> float:
         return LEFT + (WIDTH - LEFT - RIGHT) * (t / end)
@@ -192,7 +200,7 @@ def _timeline(report: Report, entries: Sequence[Entry]) -> str:
             out.append(
                 f'<rect class="band" data-phase="{_e(phase.id)}" x="{start:.1f}" y="{y + 4}" '
                 f'width="{x(end) - start:.1f}" height="{LANE - 8}" fill="{color}" fill-opacity="0.15">'
-                f"<title>{_e(phase.id)} unlocked at {clock(phase.unlocked_at)}</title></rect>"
+                f"<title>{_e(phase.id)} unlocked at {duration(phase.unlocked_at)}</title></rect>"
             )
         points = _ratio_steps(phase.id, entries, end)
         if points:
@@ -210,23 +218,48 @@ def _timeline(report: Report, entries: Sequence[Entry]) -> str:
                 f'<g class="trigger" data-trigger="{trigger}"><line x1="{at:.1f}" y1="{TOP - 8}" '
                 f'x2="{at:.1f}" y2="{bottom}" stroke="#d62728" stroke-dasharray="4 3" opacity="0.8"/>'
                 f'<text x="{at + 3:.1f}" y="{TOP - 12}" fill="#d62728">⚡ {trigger}</text>'
-                f"<title>{trigger} fired at {clock(entry.t)}: {_e(cause(record.cause))}</title></g>"
+                f"<title>{trigger} fired at {duration(entry.t)}: {_e(cause(record.cause))}</title></g>"
             )
         elif isinstance(record, MessageDelivered):
             trigger = _e(record.trigger)
             out.append(
                 f'<circle class="message" data-message="{trigger}" cx="{at:.1f}" cy="{bottom + 10}" '
-                f'r="4" fill="#9467bd"><title>{trigger} delivered at {clock(entry.t)}</title>'
+                f'r="4" fill="#9467bd"><title>{trigger} delivered at {duration(entry.t)}</title>'
                 "</circle>"
             )
-    out.append(f'<text x="{LEFT}" y="{height - 4}" class="meta">{clock(0.0)}</text>')
-    out.append(f'<text x="{WIDTH - RIGHT - 30}" y="{height - 4}" class="meta">{clock(end)}</text>')
-    out.append(
-        f'<text x="{(LEFT + WIDTH - RIGHT) / 2 - 90:.0f}" y="{height - 4}" class="meta">'
-        "time since the session started</text>"
-    )
+        elif isinstance(record, CommitMade):
+            sha = _e(record.sha[:10])
+            out.append(
+                f'<rect class="commit" data-commit="{sha}" x="{at - 3.5:.1f}" y="{bottom + 20}" width="7" '
+                f'height="7" fill="#1f77b4"><title>commit {sha} at {duration(entry.t)}: '
+                f"{_e(record.message)}</title></rect>"
+            )
+        elif isinstance(record, TestsResult):
+            passed = sum(p.passed for p in record.phases)
+            total = sum(p.passed + p.failed for p in record.phases)
+            out.append(
+                f'<line class="test-run" x1="{at:.1f}" y1="{bottom + 30}" x2="{at:.1f}" y2="{bottom + 40}" '
+                f'stroke="#555" stroke-width="2"><title>hidden tests ran at {duration(entry.t)}: '
+                f"{_e(record.status)}, {passed}/{total} passing</title></line>"
+            )
+    out += _axis(x, end, TOP - 8, bottom + 40, height)
     out.append("</svg>")
     return "".join(out)
+
+
+def _axis(x: Callable[[float], float], end: float, top: float, bottom: float, height: float) -> list[str]:
+    """Five ticks across, each a faint line over the lanes and its time below them."""
+    out = []
+    for index in range(5):
+        t = end * index / 4
+        at = x(t)
+        anchor = ("start", "middle", "middle", "middle", "end")[index]
+        out.append(
+            f'<line class="tick" x1="{at:.1f}" y1="{top}" x2="{at:.1f}" y2="{bottom}" stroke="#999" '
+            f'stroke-opacity="0.35"/><text x="{at:.1f}" y="{height - 6}" text-anchor="{anchor}" '
+            f'class="meta">{duration(t)}</text>'
+        )
+    return out
 
 
 def _ratio_steps(phase: str, entries: Sequence[Entry], end: float) -> list[tuple[float, float]]:
@@ -250,7 +283,7 @@ def _ratio_steps(phase: str, entries: Sequence[Entry], end: float) -> list[tuple
 def _phases(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_e(phase_name(p))}</td><td class=num>{p.weight:g}</td>"
-        f"<td>{clock(p.unlocked_at)}</td><td>{_e(p.unlocked_by or '—')}</td><td>{clock(p.first_passed_at)}</td>"
+        f"<td>{duration(p.unlocked_at)}</td><td>{_e(p.unlocked_by or '—')}</td><td>{duration(p.first_passed_at)}</td>"
         f"<td class=num>{_e(tests_cell(p))}</td>"
         f"<td class=num>{percent(p.score)}</td></tr>"
         for p in report.phases
@@ -263,8 +296,8 @@ def _phases(report: Report) -> str:
         for p, line in grouped
     )
     return (
-        "<h2>Phases</h2><table><tr><th>phase</th><th>weight</th><th>unlocked</th><th>by</th>"
-        f"<th>first passed</th><th>tests</th><th>score</th></tr>{rows}</table>"
+        '<h2>Phases</h2><table><tr><th>phase</th><th class="num">weight</th><th>unlocked</th><th>by</th>'
+        f'<th>first passed</th><th class="num">tests</th><th class="num">score</th></tr>{rows}</table>'
         + (f'<h3>Test groups</h3><ul id="groups">{groups}</ul>' if groups else "")
     )
 
@@ -282,16 +315,15 @@ def _rubric(rubric: list[CriterionScore]) -> str:
             f"<td class=num>{score}</td><td>{findings}</td></tr>"
         )
     return (
-        "<h2>Rubric</h2><table><tr><th>criterion</th><th>weight</th><th>score</th><th>evidence</th></tr>"
-        + "".join(rows)
-        + "</table>"
+        '<h2>Rubric</h2><table><tr><th>criterion</th><th class="num">weight</th><th class="num">score</th>'
+        "<th>evidence</th></tr>" + "".join(rows) + "</table>"
     )
 
 
 def _triggers(report: Report) -> str:
     rows = "".join(
         f'<tr data-trigger="{_e(t.id)}"><td>{_e(t.id)}</td><td>{_e(t.kind)}</td>'
-        f"<td><code>{_e(t.condition)}</code></td><td>{clock(t.fired_at) if t.fired else 'no'}</td>"
+        f"<td><code>{_e(t.condition)}</code></td><td>{duration(t.fired_at) if t.fired else 'no'}</td>"
         f"<td>{_e(cause(t.cause))}</td></tr>"
         for t in report.triggers
     )
@@ -314,14 +346,15 @@ def _failing(report: Report) -> str:
 def _score(report: Report) -> str:
     score = report.score
     rows = "".join(
-        f"<tr><td>{_e(p.kind)} {_e(p.id)}</td><td class=num>{p.weight:g}</td>"
+        f'<tr><td>{_e(p.id)} <span class="kind">({_e(p.kind)})</span></td><td class=num>{p.weight:g}</td>'
         f"<td class=num>{percent(p.score)}</td><td class=num>{points(p.contribution)}</td></tr>"
         for p in report.scoring.parts
     )
     return (
         f'<h2>How the score is computed</h2><p id="formula">{_e(score_formula(report))}.</p>'
-        "<table><tr><th>part</th><th>weight</th><th>score</th><th>points (of 100)</th></tr>"
-        f"{rows}<tr><th>total</th><th></th><th></th><th class=num>{percent(score.total)}</th></tr></table>"
+        '<table id="score"><tr><th>part</th><th class="num">weight</th><th class="num">score</th>'
+        f'<th class="num">points (of 100)</th></tr>{rows}<tr><th>total</th><th></th><th></th>'
+        f"<th class=num>{percent(score.total)}</th></tr></table>"
     )
 
 
@@ -330,9 +363,9 @@ def _messages(report: Report) -> str:
     if not messages:
         return ""
     items = "".join(
-        f'<details class="message" data-message="{m.number}"><summary><b>{m.number}. {_e(m.trigger)}</b> '
-        f"({_e(m.kind)}): queued {clock(m.queued_at)}, delivered "
-        f"{clock(m.delivered_at) if m.delivered_at is not None else 'never'}</summary>"
+        f'<details class="message" data-message="{m.number}" open><summary><b>{m.number}. {_e(m.trigger)}</b> '
+        f"({_e(m.kind)}): queued {duration(m.queued_at)}, delivered "
+        f"{duration(m.delivered_at) if m.delivered_at is not None else 'never'}</summary>"
         f'<pre class="message">{_e(m.text)}</pre></details>'
         for m in messages
     )

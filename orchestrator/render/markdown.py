@@ -44,7 +44,6 @@ from orchestrator.render.phrases import (
     usage_line,
     weight,
 )
-from triggers.durations import clock
 
 __all__ = ["report_markdown"]
 
@@ -105,8 +104,8 @@ def report_markdown(report: Report) -> str:
         name = md(phase_name(phase))
         by = md(phase.unlocked_by or "—")
         out.append(
-            f"| {name} | {phase.weight:g} | {clock(phase.unlocked_at)} | {by} "
-            f"| {clock(phase.first_passed_at)} | {md(tests_cell(phase))} | {phase.score * 100:.0f}% |"
+            f"| {name} | {phase.weight:g} | {duration(phase.unlocked_at)} | {by} "
+            f"| {duration(phase.first_passed_at)} | {md(tests_cell(phase))} | {phase.score * 100:.0f}% |"
         )
     if any(phase.retired for phase in report.phases):
         out += [
@@ -131,7 +130,7 @@ def report_markdown(report: Report) -> str:
         "|---|---|---|---|---|",
     ]
     for trigger in report.triggers:
-        when = clock(trigger.fired_at) if trigger.fired else "no"
+        when = duration(trigger.fired_at) if trigger.fired else "no"
         condition, because = md(trigger.condition), md(cause(trigger.cause))
         out.append(f"| {md(trigger.id)} | {md(trigger.kind)} | {condition} | {when} | {because} |")
     out += _messages_markdown(report)
@@ -160,7 +159,8 @@ def report_markdown(report: Report) -> str:
     out += [
         "",
         f"_{activity.test_runs} test runs, {activity.agent_turns} agent turns, "
-        f"{activity.commits} commits. Times are mm:ss since the session started._",
+        f"{activity.commits} commits. Times are session time since the start (the session clock, "
+        "which skips ahead while the agent is idle and only time can fire a trigger)._",
         "",
     ]
     return "\n".join(out)
@@ -169,10 +169,10 @@ def report_markdown(report: Report) -> str:
 def _score_markdown(report: Report) -> list[str]:
     score = report.score
     out = ["", "## How the score is computed", "", f"{md(score_formula(report))}.", ""]
-    out += ["| part | weight | score | points (of 100) |", "|---|---|---|---|"]
+    out += ["| part | weight | score | points (of 100) |", "|---|--:|--:|--:|"]
     for part in report.scoring.parts:
         share = points(part.contribution)
-        name = md(f"{part.kind} {part.id}")
+        name = md(f"{part.id} ({part.kind})")
         out.append(f"| {name} | {part.weight:g} | {percent(part.score, '—')} | {share} |")
     out.append(f"| **total** | | | **{percent(score.total)}** |")
     return out
@@ -184,11 +184,11 @@ def _messages_markdown(report: Report) -> list[str]:
         return []
     out = ["", "## Messages to the agent"]
     for message in messages:
-        delivered = clock(message.delivered_at) if message.delivered_at is not None else "never"
+        delivered = duration(message.delivered_at) if message.delivered_at is not None else "never"
         out += [
             "",
             f"**{message.number}. {md(message.trigger)}** ({md(message.kind)}): "
-            f"queued {clock(message.queued_at)}, delivered {delivered}",
+            f"queued {duration(message.queued_at)}, delivered {delivered}",
             "",
         ]
         out += [f"> {line}".rstrip() for line in message.text.rstrip().splitlines()]

@@ -17,6 +17,7 @@ from orchestrator.render.phrases import (
     budget_line,
     cause,
     cheating_line,
+    duration,
     effects_line,
     failing_checks,
     first_line,
@@ -34,7 +35,6 @@ from orchestrator.render.phrases import (
     usage_line,
     weight,
 )
-from triggers.durations import clock
 
 __all__ = ["print_outcome", "print_summary"]
 
@@ -59,9 +59,9 @@ def print_summary(report: Report, console: Console) -> None:
         style = "green" if phase_good(phase) else ("dim" if not phase.unlocked else "red")
         table.add_row(
             terminal(phase.id + (" (honeypot, not scored)" if phase.honeypot else "")),
-            clock(phase.unlocked_at),
+            duration(phase.unlocked_at),
             terminal(phase.unlocked_by or "—"),
-            clock(phase.first_passed_at),
+            duration(phase.first_passed_at),
             terminal(tests_cell(phase)),
             f"{phase.score * 100:.0f}%",
             style=style,

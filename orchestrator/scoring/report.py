@@ -21,6 +21,7 @@ from orchestrator.log.eventlog import LogContents
 from orchestrator.log.records import (
     AgentFrozen,
     AgentOverLimits,
+    ClockSkipped,
     Entry,
     SessionAborted,
     SessionEffects,
@@ -289,6 +290,7 @@ def run(challenge: Challenge, contents: LogContents, status: str) -> RunInfo:
     aborted = _last(contents.entries, SessionAborted)
     graded = _last(contents.entries, SessionGraded)
     why = aborted or (graded if status == "invalid" else None)
+    skipped = sum(e.record.skipped for e in contents.entries if isinstance(e.record, ClockSkipped))
     return RunInfo.model_validate(
         {
             "challenge": ChallengeRef(
@@ -305,6 +307,7 @@ def run(challenge: Challenge, contents: LogContents, status: str) -> RunInfo:
             "end_reason": ended.reason if ended is not None else None,
             "end_detail": ended.detail if ended is not None else "",
             "elapsed": contents.elapsed,
+            "wall": round(max(0.0, contents.elapsed - skipped), 3),
         }
     )
 

@@ -23,7 +23,7 @@ from orchestrator.log.comparison import load_comparison
 from orchestrator.log.matrix_manifest import load_matrix_manifest
 from orchestrator.render.inert import json_text
 from tests.cli import CHANGEUP, REPO, changeup, environment
-from tests.e2e.test_html_report import load
+from tests.e2e.test_html_report import load, overflow
 from tests.matrix.samples import SHIPPED
 
 # Each test runs whole matrices (the fixture's too): a loaded 2-core machine needs the room.
@@ -243,6 +243,7 @@ def test_the_comparison_page_loads_cleanly_with_every_agent_and_challenge(
     assert 'data-verdict="do not switch"' in dom
     assert "http://" not in dom
     assert "https://" not in dom
+    assert overflow(v6_v7 / "compare.html", tmp_path / "profile") <= 0
 
 
 def test_a_real_matrixs_compare_json_and_manifest_json_validate_against_their_schemas(v6_v7: Path) -> None:

@@ -245,7 +245,7 @@ def test_a_retired_phase_keeps_the_score_of_its_last_run_and_the_report_says_why
     assert phase1.retirement is not None
     assert phase1.retirement.model_dump() == {"by": "phase2", "at": 65.0, "rule": "on-next-unlock"}
     assert report.phases[1].retirement is None
-    why = "phase1: its tests stopped running when phase2 unlocked at 01:05 (retire: on-next-unlock)"
+    why = "phase1: its tests stopped running when phase2 unlocked at 1m 05s (retire: on-next-unlock)"
     markdown = report_markdown(report)
     assert "| 4/5 (retired) |" in markdown
     assert why in markdown

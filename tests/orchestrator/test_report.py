@@ -162,7 +162,7 @@ def test_the_total_shows_its_arithmetic_and_criteria_short_of_full_marks_are_fai
     formula = "80% = (75 * 100% + 25 * 20%) / 100: the weighted mean of the rubric's scored criteria"
     assert formula in markdown
     assert formula in terminal
-    assert "| criterion adaptation | 25 | 20% | 5.0 |" in markdown
+    assert "| adaptation (criterion) | 25 | 20% | 5.0 |" in markdown
     assert "- criterion adaptation (20%, weight 25): only 9% survives" in markdown
     assert "None: every test" not in markdown
     assert "| protection | not scored |" in markdown
@@ -170,15 +170,15 @@ def test_the_total_shows_its_arithmetic_and_criteria_short_of_full_marks_are_fai
 
 
 def test_messages_are_in_the_reports_in_full() -> None:
-    """Every message delivered, its whole text: quoted in report.md, collapsible in report.html."""
+    """Every message delivered, its whole text: quoted in report.md, open (collapsible) in report.html."""
     contents = log(*START)
     report = build_report(EXPORT_TIME, contents)
     assert report.messages[0].text == "Implement it.\nSecond line of the briefing."
     markdown = report_markdown(report)
-    assert "**1. briefing** (briefing): queued 00:03, delivered 00:04" in markdown
+    assert "**1. briefing** (briefing): queued 3.0s, delivered 4.0s" in markdown
     assert "> Second line of the briefing." in markdown
     page = report_html(report, contents.entries)
-    assert '<details class="message" data-message="1">' in page
+    assert '<details class="message" data-message="1" open>' in page
     assert "Second line of the briefing.</pre>" in page
 
 
@@ -261,7 +261,8 @@ def test_a_criterion_that_is_not_scored_says_why_it_is_shown() -> None:
 
 
 def test_one_clock_and_one_duration_format() -> None:
-    """Moments are mm:ss (h:mm:ss past an hour); durations are seconds, then minutes and seconds."""
+    """The `show` timeline's moments are mm:ss (h:mm:ss past an hour); the reports' moments and
+    durations are seconds, then minutes and seconds (so a 6 s run is not ``00:00`` to ``00:06``)."""
     assert [clock(0.38), clock(75.2), clock(3725.0)] == ["00:00", "01:15", "1:02:05"]
     assert clock(75.25, hundredths=True) == "01:15.25"
     assert [duration(0.475), duration(6.392), duration(125.0), duration(3725.0)] == [
@@ -281,9 +282,9 @@ def test_one_clock_and_one_duration_format() -> None:
         },
     )
     report = build_report(EXPORT_TIME, contents)
-    assert "held on tests.result at 00:06 |" in report_markdown(report)
+    assert "held on tests.result at 6.4s |" in report_markdown(report)
     shown = [text for _, _, text in lines(contents.entries)]
-    assert shown[-1] == "00:06.00  ⚡ trigger revision fired: phase1_tests_pass held on tests.result at 00:06"
+    assert shown[-1] == "00:06.00  ⚡ trigger revision fired: phase1_tests_pass held on tests.result at 6.4s"
 
 
 RESCORE = Rescore(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,13 @@ def _results(path: Path) -> Comparison:
 
 @click.command("compare")
 @click.argument("results", type=click.Path(path_type=Path, exists=True, file_okay=False))
-def compare_command(results: Path) -> None:
+@click.option(
+    "--wide",
+    is_flag=True,
+    help="The per challenge x agent figures as one wide table, a column per figure (default: a block "
+    "of named figures per challenge x agent, readable at 80 columns).",
+)
+def compare_command(results: Path, wide: bool) -> None:
     """Compare the agents of a matrix: per challenge and agent, rates, the decision's verdict.
 
     RESULTS is the --out folder of a matrix run. Writes compare.json (docs/compare.md),
@@ -62,7 +69,11 @@ def compare_command(results: Path) -> None:
 
     _results(results)  # refuses what is not a results folder before writing anything
     comparison = write_comparison(results)
-    print_comparison(comparison, stdout())
+    console = stdout()
+    columns = os.environ.get("COLUMNS", "")
+    if not console.is_terminal and columns.isdigit() and int(columns) > 0:
+        console.width = int(columns)  # piped: COLUMNS, when set, is the width asked for
+    print_comparison(comparison, console, wide=wide)
     for name in ("compare.md", "compare.html", "compare.json"):
         click.echo(f"{name + ':':14}{results / name}")
 
