@@ -150,7 +150,7 @@ class AgentSandbox:
         return {
             "confined": self.confined,
             "user": "agent" if self.confined and self.sandbox.as_root else None,
-            "network": "model" if self.view.model_only else self.view.network,
+            "network": "model" if self.view.model_only else "full" if self.view.network else "none",
             "shares": [{"path": str(s.path), "writable": s.writable} for s in self.view.shares],
         }
 

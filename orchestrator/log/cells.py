@@ -63,13 +63,15 @@ def run_name(cell: Cell, attempt: int) -> str:
 class GatewayOrder:
     """A session's model gateway (``--model-gateway``): where it forwards (None: each provider's own
     root), its price table, as text, and the file it was read from (None: the shipped table), and
-    its budget as ``--budget`` reads it (None: none). No key: the session's process reads its keys
+    its budget as ``--budget`` reads it (None: none); ``model_only``: the gateway is all of the
+    agent's network (``agent_network: model``). No key: the session's process reads its keys
     from its own environment."""
 
     upstream: str | None = None
     prices: str | None = None
     prices_path: str | None = None
     budget: str | None = None
+    model_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

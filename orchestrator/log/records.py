@@ -220,7 +220,7 @@ class AgentSandboxed(_Session):
     kind: ClassVar[str] = "agent.sandboxed"
     confined: bool
     user: str | None
-    network: Literal[True, False, "model"]  # "model": its model gateway, nothing else
+    network: Literal["full", "none", "model"]  # "model": its model gateway, nothing else
     shares: tuple[SharedPath, ...]
     home_seeded: tuple[str, ...]
 
@@ -549,7 +549,10 @@ def _generic(cls: type[Any]) -> Callable[[dict[str, Any]], Any]:
 
 def _sandboxed(raw: dict[str, Any]) -> AgentSandboxed:
     shares = tuple(SharedPath(share["path"], share["writable"]) for share in raw["shares"])
-    return AgentSandboxed(raw["confined"], raw["user"], raw["network"], shares, tuple(raw["home_seeded"]))
+    network: Any = raw["network"]
+    if isinstance(network, bool):  # a log written before the networks had names
+        network = "full" if network else "none"
+    return AgentSandboxed(raw["confined"], raw["user"], network, shares, tuple(raw["home_seeded"]))
 
 
 def _graded(raw: dict[str, Any]) -> SessionGraded:

@@ -29,7 +29,7 @@ from typing import (
     is_typeddict,
 )
 
-from orchestrator.log.records import SESSION_TYPES, SessionGraded
+from orchestrator.log.records import SESSION_TYPES, AgentSandboxed, SessionGraded, SharedPath
 from triggers import Action, Event, Observation, TestsResult
 
 __all__ = ["CHECKS", "KNOWN_KINDS", "Problem", "check_record", "checker", "explain"]
@@ -47,6 +47,17 @@ class _GradingFailed(TypedDict):
 
     status: Literal["invalid"]
     detail: str
+
+
+class _SandboxedBefore(TypedDict):
+    """``agent.sandboxed`` as written before the networks had names: ``network`` true or false
+    (read as ``full`` or ``none``)."""
+
+    confined: bool
+    user: str | None
+    network: bool
+    shares: list[SharedPath]
+    home_seeded: list[str]
 
 
 _SCALARS: dict[Any, tuple[tuple[type, ...], str]] = {
@@ -241,6 +252,11 @@ def _record(shape: type) -> _Check:
     return _object((_TIME, *(f for f in _fields(shape) if f.name != "t")))
 
 
+def _sandboxed(named: _Check, before: _Check) -> _Check:
+    """``agent.sandboxed`` names its network; a log written before says true or false."""
+    return lambda record: before(record) if type(record.get("network")) is bool else named(record)
+
+
 def _graded(full: _Check, failed: _Check) -> _Check:
     """``session.graded`` is a test result, or (the grading raised) only an invalid status and why."""
     return lambda record: (
@@ -253,6 +269,7 @@ CHECKS: dict[str, _Check] = {
     **{cls.kind: _record(cls) for cls in (*get_args(Event), *get_args(Observation), *get_args(Action))},
     **{cls.kind: _record(cls) for cls in SESSION_TYPES},
     SessionGraded.kind: _graded(_record(TestsResult), _record(_GradingFailed)),
+    AgentSandboxed.kind: _sandboxed(_record(AgentSandboxed), _record(_SandboxedBefore)),
 }
 #: Kinds whose records have a shape.
 KNOWN_KINDS = frozenset(CHECKS)

@@ -110,7 +110,7 @@ def build_matrix_manifest(matrix: Matrix) -> MatrixManifest:
         fresh_at=dict(matrix.fresh_at) if "fresh" in matrix.modes else None,
         retry_invalid=matrix.retry_invalid,
         judge=matrix.judge,
-        agent_network="on" if matrix.network else "none",
+        agent_network="model" if matrix.model_only else "full" if matrix.network else "none",
         agent_shares=list(matrix.shares),
         debounce=matrix.debounce,
         decision=None if matrix.decision is None else matrix.decision.model_dump(mode="json"),
@@ -173,6 +173,8 @@ def differences(frozen: MatrixManifest, now: MatrixManifest) -> list[str]:
 
 def _comparable(manifest: dict[str, JsonValue]) -> dict[str, JsonValue]:
     kept = {k: v for k, v in manifest.items() if k not in _VOLATILE}
+    if kept.get("agent_network") == "on":  # frozen before the whole network was named full
+        kept["agent_network"] = "full"
     challenges = manifest.get("challenges")
     kept["challenges"] = [
         {k: v for k, v in c.items() if k != "path"} if isinstance(c, dict) else c

@@ -70,6 +70,7 @@ from orchestrator.log.cells import GatewayOrder, SessionOrder, order_from_json, 
 from orchestrator.log.eventlog import EventLog, EventLogError
 from orchestrator.log.records import STOPPED, SessionAborted
 from orchestrator.matrix.backends import SessionCrashed, SessionFailed, SessionTimedOut
+from orchestrator.run.agent_network import Network, NetworkChoice
 from orchestrator.run.logging_config import configure
 from orchestrator.run.runs import run_challenge
 from orchestrator.scoring.judge import parse_judge
@@ -359,8 +360,16 @@ async def run_here(order: SessionOrder, tell: Callable[[dict[str, Any]], None] =
         name=order.name,
         start=order.start,
         gateway=_gateway_settings(order.gateway),
+        network_choice=NetworkChoice(_network(order), True, "the matrix's agent_network"),
     )
     return folder.path
+
+
+def _network(order: SessionOrder) -> Network:
+    """The network the matrix gave ``order``'s agent."""
+    if order.gateway is not None and order.gateway.model_only:
+        return "model"
+    return "full" if order.network else "none"
 
 
 def _gateway_settings(order: GatewayOrder | None) -> GatewaySettings | None:
@@ -371,7 +380,7 @@ def _gateway_settings(order: GatewayOrder | None) -> GatewaySettings | None:
     text, where = order.prices, order.prices_path or ""
     prices = PriceTable.load() if text is None else PriceTable.from_text(text, where)
     budget = None if order.budget is None else BudgetLimits.parse(order.budget)
-    return GatewaySettings(Upstreams.from_env(os.environ, order.upstream), prices, budget)
+    return GatewaySettings(Upstreams.from_env(os.environ, order.upstream), prices, budget, order.model_only)
 
 
 def _tell(message: dict[str, Any]) -> None:

@@ -159,7 +159,11 @@ class MatrixModel(_Strict):
     )
     retry_invalid: int = Field(0, ge=0, le=100, description="Retries of a trial whose run is invalid.")
     judge: str = Field("rules", description="Who scores judged criteria, as --judge.")
-    agent_network: Literal["on", "none"] = "on"
+    agent_network: Literal["full", "none", "model", "on"] = Field(
+        "full",
+        description="As --agent-network: full (on is another name for it), none, or model: each "
+        "session's model gateway alone (implies model_gateway; needs bubblewrap).",
+    )
     agent_shares: list[str] = Field(default_factory=list, description="As --agent-share: PATH[:rw].")
     debounce: float = Field(0.3, ge=0, description="As --debounce, in seconds.")
     model_gateway: bool = Field(
@@ -220,6 +224,8 @@ class Matrix:
     retry_invalid: int = 0
     judge: str = "rules"
     network: bool = True
+    #: Every agent's network is its model gateway alone (``agent_network: model``; ``network`` is False).
+    model_only: bool = False
     shares: tuple[str, ...] = ()
     debounce: float = 0.3
     decision: DecisionModel | None = None
@@ -279,7 +285,8 @@ def load_matrix(path: Path) -> Matrix:
         fresh_at=fresh_at,
         retry_invalid=model.retry_invalid,
         judge=model.judge,
-        network=model.agent_network == "on",
+        network=model.agent_network in ("full", "on"),
+        model_only=model.agent_network == "model",
         shares=tuple(model.agent_shares),
         debounce=model.debounce,
         decision=model.decision,
@@ -301,7 +308,8 @@ def matrix_from_command(
     gateway: GatewayOrder | None = None,
 ) -> Matrix:
     """The matrix ``changeup run CHALLENGE... --agent A --agent B --trials N`` describes: each agent
-    named by its spec, ``options`` given to the one agent there may be then, ``gateway`` to all."""
+    named by its spec, ``options`` given to the one agent there may be then, ``gateway`` to all
+    (``model_only``: the agents' whole network)."""
     if len(set(specs)) != len(specs):
         raise MatrixError(
             [Problem("--agent", 0, 0, "an agent is given twice; a matrix file can name two entries apart")]
@@ -324,6 +332,7 @@ def matrix_from_command(
         retry_invalid=retry_invalid,
         judge=judge,
         network=network,
+        model_only=gateway is not None and gateway.model_only,
         shares=shares,
         debounce=debounce,
     )
@@ -347,21 +356,24 @@ def _challenges(paths: list[str], base: Path, report: typing.Callable[[Path_, st
     return loaded
 
 
-def gateway_order(upstream: str | None, prices: Path | None, budget: str | None = None) -> GatewayOrder:
-    """The gateway of ``--model-upstream``, ``--prices`` and ``--budget``: the price table's text is
-    read now, and checked, so every session (on any node) prices with the table the matrix froze;
-    the budget is checked. Raises :class:`~orchestrator.gateway.prices.PriceTableError` or
+def gateway_order(
+    upstream: str | None, prices: Path | None, budget: str | None = None, model_only: bool = False
+) -> GatewayOrder:
+    """The gateway of ``--model-upstream``, ``--prices``, ``--budget`` and ``--agent-network model``
+    (``model_only``): the price table's text is read now, and checked, so every session (on any
+    node) prices with the table the matrix froze; the budget is checked. Raises
+    :class:`~orchestrator.gateway.prices.PriceTableError` or
     :class:`~orchestrator.gateway.budget.BudgetError`."""
     if budget is not None:
         Limits.parse(budget)
     if prices is None:
-        return GatewayOrder(upstream, budget=budget)
+        return GatewayOrder(upstream, budget=budget, model_only=model_only)
     try:
         text = prices.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise PriceTableError(f"{prices}: cannot read the price table: {error}") from None
     PriceTable.from_text(text, str(prices))
-    return GatewayOrder(upstream, text, str(prices), budget)
+    return GatewayOrder(upstream, text, str(prices), budget, model_only)
 
 
 def _gateway(
@@ -370,13 +382,20 @@ def _gateway(
     """The gateway of agent ``index``'s sessions: its own keys over the matrix's; None: it uses none."""
     entry = model.agents[index]
     own: Path_ = ("agents", index)
+    model_only = model.agent_network == "model"
     if entry.model_gateway is False:
         for key in ("model_upstream", "prices", "budget"):
             if getattr(entry, key) is not None:
                 report((*own, key), f"{key} is for a gateway, and model_gateway: false turns it off")
+        if model_only:
+            report(
+                (*own, "model_gateway"),
+                "agent_network: model makes the gateway each agent's whole network: it cannot be "
+                "turned off for one (give that agent a matrix of its own)",
+            )
         return None
     wanted = (entry.model_gateway, entry.model_upstream, entry.prices, entry.budget)
-    matrix_wide = (model.model_gateway, model.model_upstream, model.prices, model.budget)
+    matrix_wide = (model.model_gateway, model.model_upstream, model.prices, model.budget, model_only)
     if not any(wanted) and not any(matrix_wide):
         return None
     upstream, where_upstream = (
@@ -399,10 +418,10 @@ def _gateway(
         (entry.prices, (*own, "prices")) if entry.prices is not None else (model.prices, ("prices",))
     )
     if prices is None:
-        return GatewayOrder(upstream, budget=budget)
+        return GatewayOrder(upstream, budget=budget, model_only=model_only)
     file = Path(prices).expanduser()
     try:
-        return gateway_order(upstream, file if file.is_absolute() else base / file, budget)
+        return gateway_order(upstream, file if file.is_absolute() else base / file, budget, model_only)
     except PriceTableError as error:
         report(where_prices, str(error))
         return None

@@ -31,6 +31,7 @@ from orchestrator.grading.seal import Seals
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.log.eventlog import EventLog
 from orchestrator.log.records import AgentSandboxed, PhaseSealed, SharedPath, WorkspaceCreated
+from orchestrator.run.agent_network import NetworkChoice
 from orchestrator.run.folder import RunFolder
 from orchestrator.run.model_gateway import model_gateway
 from orchestrator.scoring.manifest import freeze_manifest
@@ -111,6 +112,7 @@ class RealParts:
         network: bool = True,
         start: str | None = None,
         gateway: GatewaySettings | None = None,
+        network_choice: NetworkChoice | None = None,
     ) -> None:
         self.challenge = challenge
         self.agent = agent
@@ -121,6 +123,7 @@ class RealParts:
         self.network = network
         self.start = start
         self.gateway = gateway
+        self.network_choice = network_choice
         self._logger = structlog.get_logger().bind(session=folder.path.name)
         self._groups: SessionGroups | None = None
         self._box: AgentSandbox | None = None
@@ -138,6 +141,8 @@ class RealParts:
         sandbox = detect_sandbox(grading.python)
         self._groups = groups = SessionGroups.make(agent_bounds(limits), test_bounds(limits))
         described = {**sandbox.describe(), "bounds": groups.describe()}
+        if self.network_choice is not None:  # which network the agent got, and why
+            described["agent_network"] = self.network_choice.describe()
         log.append(WorkspaceCreated(baseline, grading.python, described), 0.0)
         # Everything that grades the agent, as it is now; checked at every grading.
         seals = Seals.take(challenge, grading.prefix)

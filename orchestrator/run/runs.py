@@ -28,6 +28,7 @@ from orchestrator.log.records import STOPPED, SessionAborted, SessionScored
 from orchestrator.log.report import Report, report_json
 from orchestrator.render.html_report import report_html
 from orchestrator.render.markdown import report_markdown
+from orchestrator.run.agent_network import NetworkChoice
 from orchestrator.run.folder import RunFolder
 from orchestrator.run.parts import PartsFactory, RealParts, RunParts, SetupFailed
 from orchestrator.scoring.effects import effects_record
@@ -131,7 +132,7 @@ def _refuse_early(challenge: Challenge, agent: Agent, out: Path, model_only: boo
         reason = detect_sandbox().reason
         raise RunRefused(
             f"--agent-network model needs a network namespace of bubblewrap's, and here {reason}; "
-            "without it the agent would keep the whole network: choose 'on' (the whole network) or "
+            "without it the agent would keep the whole network: choose 'full' (the whole network) or "
             "'none' (no model either)"
         )
     try:
@@ -155,6 +156,7 @@ async def run_challenge(
     name: str | None = None,
     start: str | None = None,
     gateway: GatewaySettings | None = None,
+    network_choice: NetworkChoice | None = None,
 ) -> tuple[RunFolder, Outcome, Report]:
     """Run ``challenge`` with ``agent`` in a new folder under ``out``; returns the report too.
 
@@ -163,7 +165,8 @@ async def run_challenge(
     attempts' folders); ``start`` is the phase the session starts at (``--start-at``): the
     workspace then holds the reference solution of every phase before it, committed, and that
     phase's message is the briefing; ``gateway``: the agent reaches its model through a
-    gateway of the session's own (:mod:`orchestrator.run.model_gateway`). Raises
+    gateway of the session's own (:mod:`orchestrator.run.model_gateway`); ``network_choice``: which
+    network the agent got and why, recorded with its sandbox. Raises
     :class:`RunRefused`, having made nothing, when the run could only be invalid.
     """
     start = start_phase(challenge, start)
@@ -184,6 +187,7 @@ async def run_challenge(
         network=network,
         start=start,
         gateway=gateway,
+        network_choice=network_choice,
     )
     outcome, report = await finished_run(
         challenge, agent, folder, made, judge=judge, on_change=on_change, start=start

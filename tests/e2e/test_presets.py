@@ -80,9 +80,10 @@ def shares(env: dict[str, str | None]) -> list[str]:
 
 
 def run_preset(
-    tmp_path: Path, preset: str, *options: str, **extra_env: str
+    tmp_path: Path, preset: str, *options: str, network: str | None = None, **extra_env: str
 ) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, Any], list[dict[str, Any]]]:
-    """``changeup run export-time --agent PRESET``; the process, run folder, report, stand-in calls."""
+    """``changeup run export-time --agent PRESET`` (``--agent-network network``, if given); the
+    process, run folder, report, stand-in calls."""
     state, out = tmp_path / "state", tmp_path / "runs"
     env = standin_env(state, **extra_env)
     agent_options = [arg for option in options for arg in ("--agent-option", option)]
@@ -93,6 +94,7 @@ def run_preset(
         preset,
         *agent_options,
         *shares(env),
+        *(["--agent-network", network] if network else []),
         "--out",
         str(out),
         "-q",
@@ -177,9 +179,10 @@ def test_extra_flags_go_where_the_documented_line_has_them(tmp_path: Path) -> No
 
 
 def test_an_api_key_never_reaches_the_log_the_report_or_the_manifest(tmp_path: Path) -> None:
-    """The stand-in echoes its environment and says the key in its final message; none of it is kept."""
+    """The stand-in echoes its environment and says the key in its final message; none of it is
+    kept. With the whole network (the gateway, by default with a key, would give it a token)."""
     done, folder, report, calls = run_preset(
-        tmp_path, "claude-code", ANTHROPIC_API_KEY=SECRET, STANDIN_ECHO_ENV="1"
+        tmp_path, "claude-code", network="full", ANTHROPIC_API_KEY=SECRET, STANDIN_ECHO_ENV="1"
     )
     assert done.returncode == 0, done.stderr
     assert calls[0]["env"]["ANTHROPIC_API_KEY"] == SECRET  # the agent did get its key

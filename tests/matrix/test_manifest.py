@@ -37,6 +37,16 @@ def test_differences_name_the_agent_and_the_field(tmp_path: Path) -> None:
     assert differences(frozen, moved) == []
 
 
+def test_a_manifest_frozen_with_the_network_on_resumes_as_full(tmp_path: Path) -> None:
+    """``on`` was the whole network's name: frozen so, it is no difference from ``full``; ``none`` is."""
+    now = build_matrix_manifest(load_matrix(matrix_file(tmp_path)))
+    assert now.agent_network == "full"
+    assert differences(now.model_copy(update={"agent_network": "on"}), now) == []
+    assert differences(now.model_copy(update={"agent_network": "none"}), now) == [
+        'agent_network: frozen as "none", now "full"'
+    ]
+
+
 def test_a_changed_rule_needs_a_reason_and_is_recorded_with_it(tmp_path: Path) -> None:
     """The rule changed after results exist: refused without --change-rule; with it, recorded in
     the manifest (before, after, reason) and in force in the comparison."""

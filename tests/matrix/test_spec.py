@@ -151,3 +151,20 @@ def test_gateway_problems_are_named_where_they_are(tmp_path: Path) -> None:
     assert (
         ":16:15: prices is for a gateway, and model_gateway: false turns it off" in problems(tmp_path, off)[2]
     )
+
+
+def test_agent_network_model_gives_every_agent_a_model_only_gateway(tmp_path: Path) -> None:
+    """``agent_network: model`` implies each agent's gateway, marked the agent's whole network;
+    ``"on"`` (quoted: YAML reads a bare on as true) still reads as ``full``; an agent's
+    ``model_gateway: false`` beside it is refused."""
+    text = V6_V7.replace("  trials: 3\n", "  trials: 3\n  agent_network: model\n")
+    matrix = load_matrix(matrix_file(tmp_path, text))
+    assert (matrix.network, matrix.model_only) == (False, True)
+    assert [a.gateway.model_only if a.gateway else None for a in matrix.agents] == [True, True]
+    on = load_matrix(
+        matrix_file(tmp_path, V6_V7.replace("  trials: 3\n", '  trials: 3\n  agent_network: "on"\n'))
+    )
+    assert (on.network, on.model_only, on.agents[0].gateway) == (True, False, None)
+    off = text.replace("    - name: v7\n", "    - name: v7\n      model_gateway: false\n")
+    (problem,) = problems(tmp_path, off)
+    assert "agent_network: model makes the gateway each agent's whole network" in problem

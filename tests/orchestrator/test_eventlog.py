@@ -182,7 +182,7 @@ PHASES = (PhaseResult("phase1", 1, 1, (TestOutcome("phase1/test_a.py::test_x", "
 SESSION_RECORDS = (
     WorkspaceCreated("abc", "/usr/bin/python3", {"kind": "bubblewrap"}),
     PhaseSealed("phase1", {"test_a.py": "00ff"}, "beef"),
-    AgentSandboxed(True, "agent", False, (SharedPath("/opt/x", False),), (".claude.json",)),
+    AgentSandboxed(True, "agent", "none", (SharedPath("/opt/x", False),), (".claude.json",)),
     WorkspaceOverLimits(10001, 5, "too many files"),
     TestsStarted(3, "abc", ("phase1", "phase2")),
     SessionGraded(0, "abc", PHASES, "tampered", "a canary", 1.5, False),
@@ -315,6 +315,18 @@ def test_missing_optional_fields_are_filled_in(tmp_path: Path) -> None:
     assert (result["status"], result["detail"], result["seconds"], result["cached"]) == ("ok", "", 0.0, False)
     assert result["phases"][0]["tests"] == []
     assert "phases" not in graded  # the grading failed: no verdicts, nothing to fill in
+
+
+def test_an_older_logs_network_reads_as_its_name(tmp_path: Path) -> None:
+    """``agent.sandboxed`` written with ``network: true``/``false`` reads as ``full``/``none``."""
+    sandboxed = {"kind": "agent.sandboxed", "confined": True, "user": None, "shares": [], "home_seeded": []}
+    path = log_of(
+        tmp_path, {"t": 0.0, **sandboxed, "network": True}, {"t": 0.0, **sandboxed, "network": False}
+    )
+    assert [entry.record for entry in read_log(path).entries] == [
+        AgentSandboxed(True, None, "full", (), ()),
+        AgentSandboxed(True, None, "none", (), ()),
+    ]
 
 
 def test_every_kind_with_a_shape_is_documented() -> None:

@@ -20,10 +20,13 @@ from orchestrator.matrix.parcel import pack, unpack
 from orchestrator.matrix.worker import ROOT, SessionHost
 from tests.cli import REPO, changeup, in_process
 from tests.modelserver import DIALECTS, ModelServer, Script
+from tests.redteam.common import needs_bubblewrap
+from tests.redteam.fence import Loopback, reachable
 
 #: A challenge of the library (the red-team target has no pattern, which a matrix manifest needs).
 CHALLENGE = REPO / "challenges" / "normalize-tags"
 AGENT = REPO / "tests" / "fixtures" / "gateway-agent" / "home_made.py"
+FENCED_CLI = REPO / "tests" / "fixtures" / "gateway-agent" / "fenced_claude.py"
 KEY = "sk-oai-real-matrix-7c1e4b9a2f"
 
 
@@ -173,3 +176,54 @@ def test_on_a_ray_worker_the_sessions_gateway_takes_its_key_from_what_the_driver
     (request,) = json.loads((folder / "report.json").read_text())["model_usage"]["requests"]
     assert request["outcome"] == "answered"
     assert [str(p) for p in folder.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()] == []
+
+
+@pytest.mark.slow
+@needs_bubblewrap
+def test_a_command_line_matrix_with_the_model_only_network_leaves_each_agent_its_gateway_alone(
+    tmp_path: Path,
+) -> None:
+    """``--trials 1 --agent-network model``: the fenced stand-in's model requests (two a turn) are
+    answered through its session's gateway, a loopback listener of the test is unreached, and the run's
+    records and the matrix manifest say ``model``."""
+    loopback = Loopback()
+    reachable([loopback.address], lambda: (loopback.count,))
+    with ModelServer(Script(()), DIALECTS["claude-code"]) as server:
+        results = tmp_path / "results"
+        done = changeup(
+            "run",
+            str(CHALLENGE),
+            "--agent",
+            "claude-code",
+            "--agent-option",
+            f"binary={FENCED_CLI}",
+            "--trials",
+            "1",
+            "--agent-network",
+            "model",
+            "--model-upstream",
+            server.url,
+            "--out",
+            str(results),
+            "-q",
+            timeout=600,
+            env={"ANTHROPIC_API_KEY": "sk-ant-real-matrix-3d9e", "FENCE_TARGETS": loopback.address},
+        )
+        answered = server.answered()
+    (folder,) = sorted(results.glob("runs/*"))
+    seen = json.loads((folder / "workspace" / "fence.json").read_text())
+    assert seen["model"] == seen["model_after"] == 200, [seen, done.stderr[-3000:]]
+    assert seen[loopback.address].startswith("refused: "), seen
+    assert loopback.count == 1  # the one made from here
+    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()[1:]]
+    turns = [r for r in records if r["kind"] == "agent.turn_ended"]
+    assert len(answered) == 2 * len(turns) > 0  # two a turn (each turn's fence.json is the last's)
+    (sandboxed,) = [r for r in records if r["kind"] == "agent.sandboxed"]
+    (created,) = [r for r in records if r["kind"] == "workspace.created"]
+    assert sandboxed["network"] == "model"
+    assert created["sandbox"]["agent_network"] == {
+        "network": "model",
+        "chosen": "given",
+        "why": "the matrix's agent_network",
+    }
+    assert json.loads((results / "manifest.json").read_text())["agent_network"] == "model"

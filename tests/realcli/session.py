@@ -91,7 +91,7 @@ def run_real(
     hold: bool = False,
     gateway: bool = False,
     budget: str | None = None,
-    network: str = "on",
+    network: str = "full",
     probes: Sequence[str] = (),
 ) -> RealRun:
     """``changeup run CHALLENGE --agent PRESET`` with the real CLI, the scripted server its model

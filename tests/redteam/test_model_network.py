@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 
 from tests.modelserver import DIALECTS, ModelServer, Script
-from tests.redteam.common import TARGET, needs_bubblewrap, run, run_cli
+from tests.redteam.common import TARGET, needs_bubblewrap, records, run, run_cli
 from tests.redteam.fence import Loopback, reachable, second_namespace
 
 pytestmark = pytest.mark.slow
 
 FENCED_CLI = Path(__file__).resolve().parents[1] / "fixtures" / "gateway-agent" / "fenced_claude.py"
+FAKE_CLI = FENCED_CLI.with_name("fake_claude.py")
 
 
 @needs_bubblewrap
@@ -63,11 +64,72 @@ def test_without_bubblewrap_a_model_only_network_is_refused_not_widened(tmp_path
     assert not out.exists() or not any(out.iterdir())
 
 
-def _session(tmp_path: Path, targets: str) -> tuple[dict[str, Any], list[Any], Path]:
-    """The fenced CLI's session: what it saw, what the server answered, its run folder."""
+@needs_bubblewrap
+def test_by_default_a_vendor_preset_whose_model_the_gateway_serves_is_left_its_model_alone(
+    tmp_path: Path,
+) -> None:
+    """No ``--agent-network``: claude-code, its model served by ``--model-upstream``, gets the
+    model-only network: both requests answered, the test's loopback listener unreached, and the
+    record says the default chose it and why."""
+    loopback = Loopback()
+    reachable([loopback.address], lambda: (loopback.count,))
+    seen, answered, folder = _session(tmp_path, loopback.address, network=None)
+    assert seen["model"] == seen["model_after"] == 200, seen
+    assert len(answered) == 2
+    assert seen[loopback.address].startswith("refused: "), seen
+    assert loopback.count == 1  # the one made from here
+    logged = records(folder)
+    (sandboxed,) = [r for r in logged if r["kind"] == "agent.sandboxed"]
+    (created,) = [r for r in logged if r["kind"] == "workspace.created"]
+    assert sandboxed["network"] == "model"
+    assert created["sandbox"]["agent_network"] == {
+        "network": "model",
+        "chosen": "default",
+        "why": "claude-code: its model gateway answers through --model-upstream",
+    }
+
+
+def test_where_the_model_only_network_cannot_be_made_a_preset_keeps_the_whole_one_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """No bubblewrap (``CHANGEUP_SANDBOX=user``) and no ``--agent-network``: the run goes on with
+    the whole network, a warning on standard error and the record saying why; the gateway still
+    answers its model."""
+    out = tmp_path / "runs"
+    with ModelServer(Script(()), DIALECTS["claude-code"]) as server:
+        env = {"CHANGEUP_SANDBOX": "user", "ANTHROPIC_API_KEY": "sk-ant-real-fence", "HOME": str(tmp_path)}
+        options = ("--agent-option", f"binary={FAKE_CLI}", "--model-upstream", server.url)
+        done = run_cli(TARGET, "claude-code", out, *options, env=env)
+        answered = server.answered()
+    why = (
+        "the model-only network cannot work here: it needs bubblewrap's network namespace, and "
+        "CHANGEUP_SANDBOX=user was set"
+    )
+    assert f"warning: the agent keeps the whole network (--agent-network full): {why}" in done.stderr
+    (folder,) = sorted(out.iterdir())
+    report = json.loads((folder / "report.json").read_text())
+    assert report["run"]["status"] not in ("crashed", "invalid"), report["run"]
+    assert len(answered) == 4  # the stand-in's four requests, through the gateway
+    logged = records(folder)
+    (sandboxed,) = [r for r in logged if r["kind"] == "agent.sandboxed"]
+    (created,) = [r for r in logged if r["kind"] == "workspace.created"]
+    assert sandboxed["network"] == "full"
+    chosen = created["sandbox"]["agent_network"]
+    assert (chosen["network"], chosen["chosen"]) == ("full", "default")
+    assert chosen["why"].startswith(why)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["sandbox"]["agent_network"] == chosen
+
+
+def _session(
+    tmp_path: Path, targets: str, network: str | None = "model"
+) -> tuple[dict[str, Any], list[Any], Path]:
+    """The fenced CLI's session (``--agent-network network``; None: not given): what it saw, what
+    the server answered, its run folder."""
     with ModelServer(Script(()), DIALECTS["claude-code"]) as server:
         env = {"ANTHROPIC_API_KEY": "sk-ant-real-fence", "FENCE_TARGETS": targets}
-        options = ("--agent-option", f"binary={FENCED_CLI}", "--agent-network", "model")
+        given = ("--agent-network", network) if network else ()
+        options = ("--agent-option", f"binary={FENCED_CLI}", *given)
         report, folder = run(
             TARGET, "claude-code", tmp_path / "runs", *options, "--model-upstream", server.url, env=env
         )

@@ -67,6 +67,22 @@ COMMON_ENV = (
 
 VERSION_TIMEOUT = 15.0
 
+#: LiteLLM's provider prefixes (``anthropic/claude-…``) that a model gateway serves.
+_PROVIDER_OF = ("anthropic", "openai", "gemini")
+#: How a model's name starts → its provider (Aider's aliases ``sonnet``, ``opus``, ``haiku`` too).
+_MODEL_PROVIDERS = (
+    ("claude", "anthropic"),
+    ("sonnet", "anthropic"),
+    ("opus", "anthropic"),
+    ("haiku", "anthropic"),
+    ("gpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("codex", "openai"),
+    ("gemini", "gemini"),
+)
+
 
 @dataclass(frozen=True, slots=True)
 class TurnArgs:
@@ -114,6 +130,9 @@ class PresetAgent(CommandAgent):
     names_session: ClassVar[bool] = False
     #: Of ``home_files``, the logins (OAuth tokens): not seeded when the model gateway holds the keys.
     credential_files: ClassVar[tuple[str, ...]] = ()
+    #: The provider whose API its CLI calls (a model gateway's name: anthropic, openai, gemini);
+    #: None for a LiteLLM CLI, whose provider is its model's (:meth:`model_provider`).
+    provider: ClassVar[str | None] = None
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         options = dict(options or {})
@@ -140,6 +159,19 @@ class PresetAgent(CommandAgent):
         self._redact = Redactor({})
         self._transcript: Transcript | None = None
         self._began = 0.0
+
+    def model_provider(self) -> str | None:
+        """The provider its model is served by: its CLI's own, or, for a LiteLLM CLI, the one its
+        ``model`` option names (``anthropic/…``, ``claude-…``: anthropic; ``gemini/…``: gemini;
+        ``openai/…``, ``gpt-…``, ``o3``…: openai); None when that cannot be told."""
+        if self.provider is not None:
+            return self.provider
+        model = (self.model or "").lower()
+        prefix, slash, rest = model.partition("/")
+        if slash and prefix in _PROVIDER_OF:
+            return prefix
+        name = rest if slash else model
+        return next((p for start, p in _MODEL_PROVIDERS if name.startswith(start)), None) if name else None
 
     # --- what each preset says ------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ class ClaudeCode(PresetAgent):
     env_names = ("ANTHROPIC_", "CLAUDE_", "IS_SANDBOX", "DISABLE_", "MAX_THINKING_TOKENS", "AWS_", "VERTEX_")
     home_files = (".claude.json", ".claude/settings.json", ".claude/.credentials.json", ".claude/CLAUDE.md")
     credential_files = (".claude/.credentials.json",)
+    provider = "anthropic"
     unattended_default = ("--dangerously-skip-permissions",)
     transcript_ext = "jsonl"
 

@@ -28,6 +28,7 @@ class Codex(PresetAgent):
     env_names = ("OPENAI_", "CODEX_")
     home_files = (".codex/config.toml", ".codex/auth.json", ".codex/AGENTS.md")
     credential_files = (".codex/auth.json",)
+    provider = "openai"
     unattended_default = ("--sandbox", "workspace-write")
     transcript_ext = "jsonl"
 

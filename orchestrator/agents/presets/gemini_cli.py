@@ -39,6 +39,7 @@ class GeminiCli(PresetAgent):
         ".gemini/.env",
     )
     credential_files = (".gemini/oauth_creds.json", ".gemini/google_accounts.json")
+    provider = "gemini"
     # --skip-trust: without it, 0.61.0 turns yolo back to "default" in a folder it was never
     # told to trust (every fresh workspace), then refuses to run headless.
     unattended_default = ("--approval-mode", "yolo", "--skip-trust")

@@ -45,6 +45,7 @@ def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
     from orchestrator.gateway.prices import PriceTableError
     from orchestrator.matrix import MatrixError, load_matrix, matrix_from_command
     from orchestrator.matrix.spec import gateway_order
+    from orchestrator.run.agent_network import network_name
 
     if params["matrix_file"] is not None:
         flags = {p.name: p.opts[0] for p in ctx.command.params}
@@ -69,9 +70,13 @@ def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
         except ChallengeError as error:
             raise BadInput(f"{path} is not a valid challenge:\n{error}") from None
     gateway = None
-    if params["model_gateway"] or params["model_upstream"] or params["prices_file"] or params["budget_spec"]:
+    network = network_name(params["agent_network"] or "full")  # no preset default in a matrix yet
+    wanted = (params["model_gateway"], params["model_upstream"], params["prices_file"], params["budget_spec"])
+    if any(wanted) or network == "model":
         try:
-            gateway = gateway_order(params["model_upstream"], params["prices_file"], params["budget_spec"])
+            gateway = gateway_order(
+                params["model_upstream"], params["prices_file"], params["budget_spec"], network == "model"
+            )
         except PriceTableError as error:
             raise click.BadParameter(str(error), param_hint="--prices") from None
         except BudgetError as error:
@@ -84,7 +89,7 @@ def _matrix(ctx: click.Context, params: dict[str, Any]) -> Matrix:
             trials=params["trials"] or 1,
             retry_invalid=params["retry_invalid"] or 0,
             judge=params["judge_spec"],
-            network=params["agent_network"] == "on",
+            network=network == "full",
             shares=tuple(params["agent_shares"]),
             debounce=params["debounce"],
             gateway=gateway,

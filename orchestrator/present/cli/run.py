@@ -125,11 +125,11 @@ class _AgentOption(click.Option):
 )
 @click.option(
     "--agent-network",
-    type=click.Choice(["on", "none", "model"]),
-    default="on",
-    show_default=True,
-    help="Whether the agent keeps the network (agents call their model); 'none' cuts it; 'model' "
-    "leaves it the model gateway alone (implies --model-gateway; needs bubblewrap).",
+    type=click.Choice(["full", "none", "model", "on"]),
+    help="The agent's network: 'full' (the whole of it; 'on' is another name for it), 'none', or "
+    "'model': its model gateway alone (implies --model-gateway; needs bubblewrap). Default: 'model' "
+    "for a vendor preset where it can work (bubblewrap, and a key of its provider in changeup's "
+    "environment or --model-upstream), else 'full', with a warning saying why (docs/agents.md).",
 )
 @click.option(
     "--model-gateway",
@@ -229,7 +229,7 @@ def run_command(
     debounce: float,
     judge_spec: str,
     agent_shares: tuple[str, ...],
-    agent_network: str,
+    agent_network: str | None,
     model_gateway: bool,
     model_upstream: str | None,
     prices_file: Path | None,
@@ -282,10 +282,13 @@ def run_command(
     from orchestrator.gateway.budget import BudgetError, Limits
     from orchestrator.gateway.fork import ForkError, reworded
     from orchestrator.gateway.prices import PriceTableError
+    from orchestrator.gateway.providers import Upstreams
     from orchestrator.gateway.recording import RecordingError
+    from orchestrator.grading.sandbox import detect_sandbox
     from orchestrator.present.cli.matrix import run_matrix
     from orchestrator.render.inert import terminal
     from orchestrator.render.terminal import print_summary
+    from orchestrator.run.agent_network import choose_network
     from orchestrator.run.logging_config import configure
     from orchestrator.run.runs import RunFolder, RunFolderGone, RunRefused, run_challenge, write_reports
     from orchestrator.scoring.judge import JudgeSpecError, parse_judge
@@ -295,8 +298,8 @@ def run_command(
     if len(challenge_paths) > 1 or len(agent_specs) > 1 or any(v is not None for v in matrix_only) or new:
         if start_at is not None:
             raise click.UsageError("--start-at starts one run; in a matrix file, modes: [fresh] starts late")
-        if agent_network == "model" or replay_model:
-            raise click.UsageError("--agent-network model and --replay-model take one run, not a matrix yet")
+        if replay_model:
+            raise click.UsageError("--replay-model takes one run, not a matrix yet")
         params["options"] = _agent_options(agent_options)
         run_matrix(click.get_current_context(), params)
         return
@@ -322,7 +325,15 @@ def run_command(
             or agent_network == "model"
             else None
         )
-        if gateway is not None and agent_network == "model":
+        choice = choose_network(
+            agent,
+            agent_network,
+            Upstreams.from_env(os.environ, model_upstream) if gateway is None else gateway.upstreams,
+            detect_sandbox(),
+            replay=replay_model is not None and fork is None,
+        )
+        if choice.network == "model":
+            gateway = gateway or GatewaySettings.read(os.environ, model_upstream, prices_file, budget)
             gateway = dataclasses.replace(gateway, model_only=True)
     except BudgetError as error:
         raise click.BadParameter(str(error), param_hint="--budget") from None
@@ -339,6 +350,10 @@ def run_command(
     except AgentSpecError as error:
         raise click.BadParameter(str(error), param_hint="--agent") from None
     console = Console(stderr=True)
+    if choice.fell_back:  # never a silent downgrade
+        click.echo(
+            f"warning: the agent keeps the whole network (--agent-network full): {choice.why}", err=True
+        )
     status = _StatusLine()
     folders: list[RunFolder] = []
     live = Live(status, console=console, refresh_per_second=4, transient=True)
@@ -356,9 +371,10 @@ def run_command(
                 on_change=status.update,
                 on_folder=folders.append,
                 shares=shares,
-                network=agent_network == "on",
+                network=choice.network == "full",
                 start=start_at,
                 gateway=gateway,
+                network_choice=choice,
             )
         )
     except RunRefused as error:
