@@ -8,7 +8,7 @@ Pure functions of the typed report; a figure no request reported is ``missing``,
 
 from __future__ import annotations
 
-from orchestrator.log.report import ModelTotals, ModelUsage
+from orchestrator.log.report import ModelReplay, ModelTotals, ModelUsage
 from orchestrator.render import inert
 from orchestrator.render.inert import markdown as md
 from orchestrator.render.phrases import cost_text, tokens_text
@@ -20,6 +20,7 @@ __all__ = [
     "model_usage_lines",
     "model_usage_markdown",
     "model_usage_rows",
+    "replay_line",
 ]
 
 #: The per-turn table's headers.
@@ -61,12 +62,15 @@ def model_usage_line(usage: ModelUsage) -> str:
 
 
 def model_usage_lines(usage: ModelUsage) -> list[str]:
-    """The summary line, then the models with no price, the upstream when one was given, and each
-    figure of a turn the agent CLI reported unlike the gateway."""
+    """The summary line, then the models with no price, the recorded run a replay answered from (and
+    its fork) or the upstream when one was given, and each figure of a turn the agent CLI reported
+    unlike the gateway."""
     lines = [model_usage_line(usage)]
     if usage.unpriced_models:
         lines.append(f"no price for: {', '.join(usage.unpriced_models)} (their cost is not counted)")
-    if usage.upstream:
+    if usage.replay is not None:
+        lines.append(replay_line(usage.replay))
+    elif usage.upstream:
         lines.append(f"upstream: {usage.upstream}")
     for disagreement in usage.disagreements:
         figure = disagreement.figure
@@ -75,6 +79,22 @@ def model_usage_lines(usage: ModelUsage) -> list[str]:
             f"the gateway measured {_figure(figure, disagreement.gateway)}"
         )
     return lines
+
+
+def replay_line(replay: ModelReplay) -> str:
+    """Where a replayed run's answers came from, where it forked, and what diverged."""
+    line = f"model answers replayed from {replay.run}"
+    if replay.fork_at:
+        at = (
+            f"from request {replay.forked_at_request} on, the upstream answered"
+            if replay.forked_at_request is not None
+            else "no request carried the new wording, so the upstream never answered"
+        )
+        line += f"; forked at {replay.fork_at}, its message reworded from {replay.message_file}: {at}"
+    if replay.diverged_requests:
+        numbers = ", ".join(map(str, replay.diverged_requests))
+        line += f"; request(s) {numbers} refused, unlike the recording"
+    return line
 
 
 def _row(name: str, totals: ModelTotals) -> list[str]:

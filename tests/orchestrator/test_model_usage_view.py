@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.log.report import Disagreement, ModelTotals, ModelUsage, TurnModelTotals
+from orchestrator.log.report import Disagreement, ModelReplay, ModelTotals, ModelUsage, TurnModelTotals
 from orchestrator.render.model_usage_view import model_usage_html, model_usage_lines, model_usage_markdown
 
 TOTALS = {
@@ -49,3 +49,19 @@ def test_the_sections_show_each_turn_and_escape_what_a_model_name_holds() -> Non
     assert 'id="model-usage"' in html
     assert "<b>" not in html
     assert (model_usage_markdown(None), model_usage_html(None)) == ([], "")
+
+
+def test_a_replayed_run_names_its_recording_its_fork_and_what_diverged() -> None:
+    """In place of the upstream line: the run replayed, the trigger forked at and from which
+    request the upstream answered, and the requests refused as unlike the recording."""
+    replay = ModelReplay(
+        run="runs/a", fork_at="pivot", message_file="new.md", forked_at_request=6, diverged_requests=[9]
+    )
+    usage = USAGE.model_copy(update={"upstream": "replay:runs/a", "replay": replay})
+    lines = model_usage_lines(usage)
+    assert "upstream: replay:runs/a" not in lines
+    assert lines[2] == (
+        "model answers replayed from runs/a; forked at pivot, its message reworded from new.md: "
+        "from request 6 on, the upstream answered; request(s) 9 refused, unlike the recording"
+    )
+    assert "forked at pivot" in "\n".join(model_usage_markdown(usage))
