@@ -402,6 +402,8 @@ class ChallengeSummary(BaseModel):
     title: str
     pattern: str
     sha256: str
+    #: Where an imported challenge's source is public; null: not imported (docs/compare.md#imported).
+    imported_from: str | None = None
 
 
 class MatrixAgentSummary(BaseModel):

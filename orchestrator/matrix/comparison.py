@@ -125,7 +125,9 @@ def _matrix(manifest: MatrixManifest) -> MatrixSummary:
         changeup=manifest.changeup.version,
         sandbox=manifest.sandbox.kind,
         challenges=[
-            ChallengeSummary(id=c.id, title=c.title, pattern=c.pattern, sha256=c.sha256)
+            ChallengeSummary(
+                id=c.id, title=c.title, pattern=c.pattern, sha256=c.sha256, imported_from=c.imported_from
+            )
             for c in manifest.challenges
         ],
         agents=[

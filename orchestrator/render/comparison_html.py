@@ -10,6 +10,7 @@ from __future__ import annotations
 from orchestrator.log.comparison import Comparison
 from orchestrator.render import inert
 from orchestrator.render.comparison_costs import cost_html
+from orchestrator.render.comparison_findings import IMPORTED_TITLE, imported_lines
 from orchestrator.render.comparison_text import (
     CELL_COLUMNS,
     agent_lines,
@@ -93,6 +94,17 @@ def _warnings(comparison: Comparison) -> list[str]:
     return [f'<h2>Warnings</h2><ul id="warnings" class="warnings">{items}</ul>']
 
 
+def _imported(comparison: Comparison) -> list[str]:
+    lines = imported_lines(comparison)
+    if not lines:
+        return []
+    return [
+        f'<h2>{IMPORTED_TITLE}</h2><ul id="imported">',
+        *(f"<li>{_e(line)}</li>" for line in lines),
+        "</ul>",
+    ]
+
+
 def comparison_html(comparison: Comparison) -> str:
     """The page, whole."""
     matrix = comparison.matrix
@@ -134,6 +146,7 @@ def comparison_html(comparison: Comparison) -> str:
         '<h2>Prohibited effects</h2><ul id="effects">',
         *(f"<li>{_e(line)}</li>" for line in effect_lines(comparison)),
         "</ul>",
+        *_imported(comparison),
         "<h2>What the sample does not cover</h2><ul>",
         *(f"<li>{_e(note)}</li>" for note in comparison.not_covered),
         "</ul>",

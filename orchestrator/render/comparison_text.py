@@ -22,6 +22,7 @@ from orchestrator.log.comparison import (
     Share,
 )
 from orchestrator.render.comparison_costs import cost_markdown, print_costs
+from orchestrator.render.comparison_findings import IMPORTED_TITLE, imported_lines
 from orchestrator.render.inert import markdown, markdown_block, terminal
 from orchestrator.render.phrases import duration, made_in, percent
 
@@ -332,6 +333,13 @@ def comparison_markdown(comparison: Comparison) -> str:
         out.append(_md_table(fresh_columns(), fresh_rows(comparison)))
     out += ["", "## Scope", "", *(f"- {markdown(line)}" for line in scope_lines(comparison))]
     out += ["", "## Prohibited effects", "", *(f"- {markdown(line)}" for line in effect_lines(comparison))]
+    if imported_lines(comparison):
+        out += [
+            "",
+            f"## {IMPORTED_TITLE}",
+            "",
+            *(f"- {markdown(line)}" for line in imported_lines(comparison)),
+        ]
     out += ["", "## What the sample does not cover", ""]
     out += [f"- {markdown(note)}" for note in comparison.not_covered]
     reviews = comparison.reviews
@@ -368,5 +376,7 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         table.add_row(*(terminal(text) for text in cell_row(cell)))
     console.print(table)
     print_costs(comparison.costs, console)
+    for line in imported_lines(comparison):
+        console.print(terminal(line), style="yellow")
     for note in comparison.not_covered:
         console.print(terminal(f"not covered: {note}"))

@@ -1,0 +1,25 @@
+"""The comparison's sections on what a score may not mean: the imported challenges (their
+source is public, so a model may have seen the solution) in the terminal, ``compare.md`` and
+``compare.html`` alike, as plain lines each renderer makes inert its own way.
+"""
+
+from __future__ import annotations
+
+from orchestrator.log.comparison import Comparison
+
+__all__ = ["IMPORTED_TITLE", "imported_lines"]
+
+#: The section's heading.
+IMPORTED_TITLE = "Imported challenges"
+
+
+def imported_lines(comparison: Comparison) -> list[str]:
+    """Each imported challenge with where its source is public; empty when none is imported."""
+    imported = [c for c in comparison.matrix.challenges if c.imported_from]
+    if not imported:
+        return []
+    return [
+        f"{len(imported)} of {len(comparison.matrix.challenges)} challenge(s) imported from a public "
+        "source: a model trained on it may have seen the solution, so read their results apart",
+        *(f"{c.id} (imported): {c.imported_from}" for c in imported),
+    ]
