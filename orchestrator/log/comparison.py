@@ -148,6 +148,8 @@ class TrialRow(BaseModel):
     score: float | None = None
     #: The session ended ``budget_exhausted`` (``--budget``): scored as it stands, counted apart.
     budget_exhausted: bool = False
+    #: The report's oracle finding: probing suspected; None: no test-pass trigger, or not assessed.
+    probing: bool | None = None
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -485,6 +487,18 @@ class AgentCost(BaseModel):
     frontier: bool | None
 
 
+class ProbingCount(BaseModel):
+    """An agent's trials in one mode flagged as probing the test-pass triggers (a finding, never
+    scored; docs/report.md#oracle): ``flagged`` of ``assessed`` (valid trials whose challenge has
+    a test-pass trigger and whose line counts were read), and which trials."""
+
+    agent: str
+    mode: str
+    flagged: int
+    assessed: int
+    trials: list[str]
+
+
 class Comparison(BaseModel):
     """``compare.json``."""
 
@@ -505,6 +519,8 @@ class Comparison(BaseModel):
     provenance: Provenance
     #: Each agent's cost per mode (absent from files written before it: read as empty).
     costs: list[AgentCost] = []
+    #: Each agent's trials flagged as probing, per mode (absent from files written before it: empty).
+    probing: list[ProbingCount] = []
 
     def json_form(self) -> dict[str, JsonValue]:
         """As JSON values, keys in the file's order."""

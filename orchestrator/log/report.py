@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from orchestrator.log.documents import DocumentError, read_document
+from orchestrator.log.oracle_report import Oracle
 from orchestrator.log.records import SessionEffects, SessionScope
 
 __all__ = [
@@ -495,7 +496,7 @@ class Rescore(_Part):
 
 
 #: The keys a report holds only when they apply; absent, never null, otherwise.
-OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore")
+OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore", "oracle")
 
 
 class Report(_Part):
@@ -521,6 +522,8 @@ class Report(_Part):
     effects: Effects | None = None
     bounds: Bounds | None = None
     rescore: Rescore | None = None
+    #: What the test-pass triggers told the agent, and the probing finding (challenges with one).
+    oracle: Oracle | None = None
 
 
 def report_json(report: Report) -> str:

@@ -52,6 +52,7 @@ from orchestrator.matrix.costs import agent_costs
 from orchestrator.matrix.decision import evaluate
 from orchestrator.matrix.manifest import read_manifest
 from orchestrator.matrix.outcomes import ComparisonError, trial_row, unrun_row
+from orchestrator.matrix.probing import probing_counts
 from orchestrator.matrix.review import Reviews
 from orchestrator.matrix.statistics import FEW_CHALLENGES, difference, pass_all_k, pass_at_k, rate
 
@@ -116,6 +117,7 @@ def build_comparison(results: Path) -> Comparison:
             retried_invalid=sum(a.reason == "invalid" for a in attempts),
         ),
         costs=agent_costs(trials, agents, modes),
+        probing=probing_counts(trials, agents, modes),
     )
 
 

@@ -121,6 +121,7 @@ def trial_row(
         cost_source="cli" if report.model_usage is None else "gateway",
         score=score.total,
         budget_exhausted=report.run.end_reason == "budget_exhausted",
+        probing=report.oracle.probing if report.oracle and report.oracle.lines_known else None,
     )
 
 

@@ -10,7 +10,12 @@ from __future__ import annotations
 from orchestrator.log.comparison import Comparison
 from orchestrator.render import inert
 from orchestrator.render.comparison_costs import cost_html
-from orchestrator.render.comparison_findings import IMPORTED_TITLE, imported_lines
+from orchestrator.render.comparison_findings import (
+    IMPORTED_TITLE,
+    PROBING_TITLE,
+    imported_lines,
+    probing_lines,
+)
 from orchestrator.render.comparison_text import (
     CELL_COLUMNS,
     agent_lines,
@@ -95,14 +100,15 @@ def _warnings(comparison: Comparison) -> list[str]:
 
 
 def _imported(comparison: Comparison) -> list[str]:
-    lines = imported_lines(comparison)
+    return _section(IMPORTED_TITLE, "imported", imported_lines(comparison)) + _section(
+        PROBING_TITLE, "probing", probing_lines(comparison)
+    )
+
+
+def _section(title: str, anchor: str, lines: list[str]) -> list[str]:
     if not lines:
         return []
-    return [
-        f'<h2>{IMPORTED_TITLE}</h2><ul id="imported">',
-        *(f"<li>{_e(line)}</li>" for line in lines),
-        "</ul>",
-    ]
+    return [f'<h2>{title}</h2><ul id="{anchor}">', *(f"<li>{_e(line)}</li>" for line in lines), "</ul>"]
 
 
 def comparison_html(comparison: Comparison) -> str:

@@ -22,7 +22,12 @@ from orchestrator.log.comparison import (
     Share,
 )
 from orchestrator.render.comparison_costs import cost_markdown, print_costs
-from orchestrator.render.comparison_findings import IMPORTED_TITLE, imported_lines
+from orchestrator.render.comparison_findings import (
+    IMPORTED_TITLE,
+    PROBING_TITLE,
+    imported_lines,
+    probing_lines,
+)
 from orchestrator.render.inert import markdown, markdown_block, terminal
 from orchestrator.render.phrases import duration, made_in, percent
 
@@ -340,6 +345,8 @@ def comparison_markdown(comparison: Comparison) -> str:
             "",
             *(f"- {markdown(line)}" for line in imported_lines(comparison)),
         ]
+    if probing := probing_lines(comparison):
+        out += ["", f"## {PROBING_TITLE}", "", *(f"- {markdown(line)}" for line in probing)]
     out += ["", "## What the sample does not cover", ""]
     out += [f"- {markdown(note)}" for note in comparison.not_covered]
     reviews = comparison.reviews
@@ -376,7 +383,7 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         table.add_row(*(terminal(text) for text in cell_row(cell)))
     console.print(table)
     print_costs(comparison.costs, console)
-    for line in imported_lines(comparison):
+    for line in [*imported_lines(comparison), *probing_lines(comparison)]:
         console.print(terminal(line), style="yellow")
     for note in comparison.not_covered:
         console.print(terminal(f"not covered: {note}"))
