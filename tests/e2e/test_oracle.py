@@ -51,6 +51,17 @@ def test_a_probing_agent_is_flagged_with_its_evidence(tmp_path: Path) -> None:
     assert report["score"]["total"] == 1.0  # a finding, never scored
     assert "PROBING suspected" in (folder / "report.md").read_text()
     assert 'id="oracle"' in (folder / "report.html").read_text()
+    # Rebuilt without shadow.git: the observations still counted, probing not assessed, said so.
+    (folder / "shadow.git").rename(tmp_path / "shadow.git")
+    rebuilt = changeup("report", str(folder))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    again = json.loads((folder / "report.json").read_text())["oracle"]
+    assert (again["observations"], again["lines_known"], again["probing"]) == (
+        oracle["observations"],
+        False,
+        False,
+    )
+    assert "probing not assessed" in (folder / "report.md").read_text()
 
 
 @pytest.mark.slow
