@@ -34,6 +34,9 @@ SMALL_LINES = 3
 MANY_STEPS = 5
 #: How many observations after a firing are searched for a reverted edit.
 AFTER = 3
+#: The most steps a window keeps as evidence (its last ones; ``observations`` counts them all), so
+#: an agent that makes thousands of test runs cannot make the report as large.
+EVIDENCE = 50
 
 #: Lines changed between two snapshots (added plus removed); None when they cannot be read.
 Lines = Callable[[str, str], int | None]
@@ -101,7 +104,7 @@ def oracle_accounting(spec: Spec, entries: Sequence[Entry], lines: Lines | None)
                     fired_at=round(entry.t, 3),
                     observations=len(steps),
                     small_steps=small,
-                    steps=steps,
+                    steps=steps[-EVIDENCE:],
                     reverted=[],
                     probing=small >= MANY_STEPS,
                 )
