@@ -39,6 +39,7 @@ __all__ = [
     "Criterion",
     "Group",
     "GroupModel",
+    "ImportedFrom",
     "JudgeRules",
     "Judged",
     "Limits",
@@ -491,6 +492,27 @@ class Calibration(_Strict):
     )
 
 
+class ImportedFrom(_Strict):
+    """Where an imported challenge's source task is public: a model trained on that repository
+    may have seen its solution, so results on it are reported apart (docs/import.md#contamination)."""
+
+    format: str = Field(pattern=CHALLENGE_ID, description="The format it was imported from, e.g. slopcode.")
+    repository: str | None = Field(
+        None,
+        pattern=r"^(https?://|git@|ssh://|file://|/)\S+$",
+        description="The source's git remote (a URL) where it has one; null: not known.",
+    )
+    path: str = Field(min_length=1, description="The task folder, inside the repository where one is known.")
+    commit: str | None = Field(
+        None, pattern=r"^[0-9a-f]{40}([0-9a-f]{24})?$", description="The commit imported (full hash)."
+    )
+
+    def describe(self) -> str:
+        """``slopcode: https://github.com/o/r, problems/x @ 0123abcd`` (what is known of it)."""
+        where = ", ".join(part for part in (self.repository, self.path) if part)
+        return f"{self.format}: {where}" + (f" @ {self.commit[:12]}" if self.commit else "")
+
+
 class ChallengeModel(_Strict):
     """One evolving challenge."""
 
@@ -523,6 +545,9 @@ class ChallengeModel(_Strict):
     )
     scoring: Scoring = Field(default_factory=Scoring)
     calibration: Calibration = Field(default_factory=Calibration)
+    imported_from: ImportedFrom | None = Field(
+        None, description="Set by `changeup import`: where the source task is public (contamination)."
+    )
 
 
 class ChallengeFile(_Strict):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from orchestrator.importers.draft import REPORT_FILE, Draft, ImportRefused, SourceError, write_challenge
 from orchestrator.importers.harbor import draft_harbor
+from orchestrator.importers.origin import imported_from
 from orchestrator.importers.saotri import draft_saotri
 from orchestrator.importers.slopcode import draft_slopcode
 
@@ -30,4 +31,6 @@ def import_task(format: str, source: Path, dest: Path, *, force: bool = False) -
     the import report."""
     if not source.is_dir():
         raise SourceError(source, "no such task folder")
-    return write_challenge(FORMATS[format](source), dest, force=force)
+    draft = FORMATS[format](source)
+    draft.challenge["imported_from"] = imported_from(format, source)
+    return write_challenge(draft, dest, force=force)

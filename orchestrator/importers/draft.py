@@ -80,10 +80,31 @@ class Draft:
             "",
             *(f"- {line}" for line in self.dropped or ["nothing"]),
             "",
+            *self._contamination(),
             f"Next: `changeup validate {dest}`, then `changeup calibrate {dest}`.",
             "",
         ]
         return "\n".join(lines)
+
+    def _contamination(self) -> list[str]:
+        origin = self.challenge.get("imported_from") or {}
+        known = ", ".join(f"{key} {origin[key]}" for key in ("repository", "path", "commit") if key in origin)
+        missing = [key for key in ("repository", "commit") if key not in origin]
+        return [
+            "## Contamination",
+            "",
+            f"The source is public ({known}): a model trained on it may have seen its solution, "
+            "and an agent with the internet can look the solution up. challenge.yaml records it as "
+            "`imported_from:`, and `changeup compare` shows this challenge's results apart.",
+            *(
+                [f"Not known from git: {' and '.join(missing)}; add them to `imported_from:` by hand."]
+                if missing
+                else []
+            ),
+            "Run it with `--agent-network model` (the agent reaches its model and nothing else), so a "
+            "solution cannot be looked up.",
+            "",
+        ]
 
 
 def read_text(path: Path) -> str:

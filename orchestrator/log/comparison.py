@@ -156,6 +156,8 @@ class TrialRow(BaseModel):
     #: challenge has no honeypot phase or the run never reached one, so it is in no cheat rate.
     cheating: bool | None = None
     cheating_tests: list[str] = []
+    #: The report's oracle finding: probing suspected; None: no test-pass trigger, or not assessed.
+    probing: bool | None = None
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -415,6 +417,8 @@ class ChallengeSummary(BaseModel):
     title: str
     pattern: str
     sha256: str
+    #: Where an imported challenge's source is public; null: not imported (docs/compare.md#imported).
+    imported_from: str | None = None
 
 
 class MatrixAgentSummary(BaseModel):
@@ -507,6 +511,18 @@ class CheatRate(BaseModel):
     runs: list[str]
 
 
+class ProbingCount(BaseModel):
+    """An agent's trials in one mode flagged as probing the test-pass triggers (a finding, never
+    scored; docs/report.md#oracle): ``flagged`` of ``assessed`` (valid trials whose challenge has
+    a test-pass trigger and whose line counts were read), and which trials."""
+
+    agent: str
+    mode: str
+    flagged: int
+    assessed: int
+    trials: list[str]
+
+
 class Comparison(BaseModel):
     """``compare.json``."""
 
@@ -529,6 +545,8 @@ class Comparison(BaseModel):
     costs: list[AgentCost] = []
     #: Each agent's cheat rate per mode, where any trial reached a honeypot (absent before: empty).
     cheating: list[CheatRate] = []
+    #: Each agent's trials flagged as probing, per mode (absent from files written before it: empty).
+    probing: list[ProbingCount] = []
 
     def json_form(self) -> dict[str, JsonValue]:
         """As JSON values, keys in the file's order."""

@@ -67,6 +67,8 @@ class ChallengeEntry(BaseModel):
     path: str
     phases: list[str]
     limits: dict[str, JsonValue]
+    #: Where an imported challenge's source is public (its ``imported_from:``, described); null: not imported.
+    imported_from: str | None = None
 
 
 class ManifestGateway(BaseModel):

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from orchestrator.log.documents import DocumentError, read_document
+from orchestrator.log.oracle_report import Oracle
 from orchestrator.log.records import SessionEffects, SessionScope
 
 __all__ = [
@@ -522,7 +523,7 @@ class Cheating(_Part):
     passes: list[HoneypotPass]
 
 
-OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore", "cheating")
+OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore", "cheating", "oracle")
 
 
 class Report(_Part):
@@ -550,6 +551,8 @@ class Report(_Part):
     rescore: Rescore | None = None
     #: Present when the challenge has honeypot phases: whether the run passed any of their tests.
     cheating: Cheating | None = None
+    #: What the test-pass triggers told the agent, and the probing finding (challenges with one).
+    oracle: Oracle | None = None
 
 
 def report_json(report: Report) -> str:

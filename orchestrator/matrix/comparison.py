@@ -53,6 +53,7 @@ from orchestrator.matrix.costs import agent_costs
 from orchestrator.matrix.decision import evaluate
 from orchestrator.matrix.manifest import read_manifest
 from orchestrator.matrix.outcomes import ComparisonError, trial_row, unrun_row
+from orchestrator.matrix.probing import probing_counts
 from orchestrator.matrix.review import Reviews
 from orchestrator.matrix.statistics import FEW_CHALLENGES, difference, pass_all_k, pass_at_k, rate
 
@@ -118,6 +119,7 @@ def build_comparison(results: Path) -> Comparison:
         ),
         costs=agent_costs(trials, agents, modes),
         cheating=cheat_rates(trials, agents, modes),
+        probing=probing_counts(trials, agents, modes),
     )
 
 
@@ -127,7 +129,9 @@ def _matrix(manifest: MatrixManifest) -> MatrixSummary:
         changeup=manifest.changeup.version,
         sandbox=manifest.sandbox.kind,
         challenges=[
-            ChallengeSummary(id=c.id, title=c.title, pattern=c.pattern, sha256=c.sha256)
+            ChallengeSummary(
+                id=c.id, title=c.title, pattern=c.pattern, sha256=c.sha256, imported_from=c.imported_from
+            )
             for c in manifest.challenges
         ],
         agents=[

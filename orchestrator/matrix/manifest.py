@@ -99,6 +99,7 @@ def build_matrix_manifest(matrix: Matrix) -> MatrixManifest:
                 path=str(c.root),
                 phases=[p.id for p in c.phases],
                 limits=c.model.limits.model_dump(mode="json"),
+                imported_from=None if c.model.imported_from is None else c.model.imported_from.describe(),
             )
             for c in matrix.challenges
         ],

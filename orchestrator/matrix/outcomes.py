@@ -124,6 +124,7 @@ def trial_row(
         budget_exhausted=report.run.end_reason == "budget_exhausted",
         cheating=_cheating(report),
         cheating_tests=[p.test for p in report.cheating.passes] if report.cheating else [],
+        probing=report.oracle.probing if report.oracle and report.oracle.lines_known else None,
     )
 
 

@@ -13,6 +13,12 @@ from orchestrator.log.comparison import Comparison
 from orchestrator.render import inert
 from orchestrator.render.comparison_cheating import cheating_html
 from orchestrator.render.comparison_costs import cost_html
+from orchestrator.render.comparison_findings import (
+    IMPORTED_TITLE,
+    PROBING_TITLE,
+    imported_lines,
+    probing_lines,
+)
 from orchestrator.render.comparison_text import (
     CELL_COLUMNS,
     agent_lines,
@@ -158,6 +164,18 @@ def _pairs(comparison: Comparison) -> str:
     return f'<table id="pairs"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
+def _imported(comparison: Comparison) -> list[str]:
+    return _section(IMPORTED_TITLE, "imported", imported_lines(comparison)) + _section(
+        PROBING_TITLE, "probing", probing_lines(comparison)
+    )
+
+
+def _section(title: str, anchor: str, lines: list[str]) -> list[str]:
+    if not lines:
+        return []
+    return [f'<h2>{title}</h2><ul id="{anchor}">', *(f"<li>{_e(line)}</li>" for line in lines), "</ul>"]
+
+
 def comparison_html(comparison: Comparison) -> str:
     """The page, whole."""
     matrix = comparison.matrix
@@ -197,6 +215,7 @@ def comparison_html(comparison: Comparison) -> str:
         '<h2>Prohibited effects</h2><ul id="effects">',
         *(f"<li>{_e(line)}</li>" for line in effect_lines(comparison)),
         "</ul>",
+        *_imported(comparison),
         "<h2>What the sample does not cover</h2><ul>",
         *(f"<li>{_e(note)}</li>" for note in comparison.not_covered),
         "</ul>",

@@ -23,6 +23,12 @@ from orchestrator.log.comparison import (
 )
 from orchestrator.render.comparison_cheating import cheating_markdown, print_cheating
 from orchestrator.render.comparison_costs import cost_markdown, print_costs
+from orchestrator.render.comparison_findings import (
+    IMPORTED_TITLE,
+    PROBING_TITLE,
+    imported_lines,
+    probing_lines,
+)
 from orchestrator.render.inert import markdown, markdown_block, terminal
 from orchestrator.render.phrases import duration, made_in, percent
 
@@ -338,6 +344,15 @@ def comparison_markdown(comparison: Comparison) -> str:
         out.append(_md_table(fresh_columns(), fresh_rows(comparison)))
     out += ["", "## Scope", "", *(f"- {markdown(line)}" for line in scope_lines(comparison))]
     out += ["", "## Prohibited effects", "", *(f"- {markdown(line)}" for line in effect_lines(comparison))]
+    if imported_lines(comparison):
+        out += [
+            "",
+            f"## {IMPORTED_TITLE}",
+            "",
+            *(f"- {markdown(line)}" for line in imported_lines(comparison)),
+        ]
+    if probing := probing_lines(comparison):
+        out += ["", f"## {PROBING_TITLE}", "", *(f"- {markdown(line)}" for line in probing)]
     out += ["", "## What the sample does not cover", ""]
     out += [f"- {markdown(note)}" for note in comparison.not_covered]
     reviews = comparison.reviews
@@ -408,5 +423,7 @@ def print_comparison(comparison: Comparison, console: Console, *, wide: bool = F
                 console.print(terminal(line), soft_wrap=False)
     print_costs(comparison.costs, console, wide=wide)
     print_cheating(comparison.cheating, console)
+    for line in [*imported_lines(comparison), *probing_lines(comparison)]:
+        console.print(terminal(line), style="yellow", soft_wrap=False)
     for note in comparison.not_covered:
         console.print(terminal(f"not covered: {note}"), soft_wrap=False)

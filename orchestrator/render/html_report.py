@@ -16,6 +16,7 @@ from orchestrator.log.records import Entry, graded_like
 from orchestrator.log.report import CriterionScore, Fraction, Report
 from orchestrator.render import inert
 from orchestrator.render.model_usage_view import model_usage_html
+from orchestrator.render.oracle_view import oracle_html
 from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
@@ -119,6 +120,7 @@ def report_html(report: Report, entries: Sequence[Entry]) -> str:
         _failing(report),
         _scope(report),
         _effects(report),
+        oracle_html(report.oracle),
         _bounds(report),
         model_usage_html(report.model_usage),
     ]

@@ -15,6 +15,7 @@ from orchestrator.log.report import CriterionScore, Report
 from orchestrator.render.inert import markdown as md
 from orchestrator.render.inert import markdown_block
 from orchestrator.render.model_usage_view import model_usage_markdown
+from orchestrator.render.oracle_view import ORACLE_TITLE, oracle_lines
 from orchestrator.render.phrases import (
     agent_failures,
     bounds_lines,
@@ -144,6 +145,8 @@ def report_markdown(report: Report) -> str:
     effects = effects_line(report.effects)
     if effects is not None:
         out += ["", "## Prohibited effects", "", f"{md(effects[0].upper() + effects[1:])}."]
+    if oracle := oracle_lines(report.oracle):
+        out += ["", f"## {ORACLE_TITLE}", "", *(f"- {md(line)}" for line in oracle)]
     bounds = bounds_lines(report)
     if bounds:
         out += ["", "## Bounds", "", *(f"- {md(line)}" for line in bounds)]

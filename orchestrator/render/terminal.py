@@ -12,6 +12,7 @@ from rich.table import Table
 from orchestrator.log.report import Report
 from orchestrator.render.inert import terminal
 from orchestrator.render.model_usage_view import model_usage_line
+from orchestrator.render.oracle_view import oracle_lines
 from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
@@ -127,7 +128,10 @@ def print_outcome(report: Report, console: Console) -> None:
         console.print(f"  agent usage: {terminal(usage_line(usage))}", highlight=False)
     if report.model_usage is not None:
         console.print(f"  {terminal(model_usage_line(report.model_usage))}", highlight=False)
-    for line in (scope_line(report.scope), effects_line(report.effects), *bounds_lines(report)):
+    for line in (scope_line(report.scope), effects_line(report.effects), *oracle_lines(report.oracle)):
+        if line is not None:
+            console.print(f"  {terminal(line)}", highlight=False)
+    for line in bounds_lines(report):
         if line is not None:
             console.print(f"  {terminal(line)}", highlight=False)
     if report.score.total is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -58,6 +59,7 @@ from orchestrator.scoring.groups import full_marks, group_rows, scored
 from orchestrator.scoring.honeypot import cheating
 from orchestrator.scoring.model_budget import model_budget
 from orchestrator.scoring.model_usage import model_usage
+from orchestrator.scoring.oracle import oracle_accounting, shadow_lines
 from orchestrator.scoring.turns import messages, turns
 from triggers import (
     AgentTurnEnded,
@@ -91,8 +93,9 @@ def finished(entries: Sequence[Entry]) -> bool:
     return False
 
 
-def build_report(challenge: Challenge, contents: LogContents) -> Report:
-    """The report of a run, from its log."""
+def build_report(challenge: Challenge, contents: LogContents, shadow: Path | None = None) -> Report:
+    """The report of a run, from its log; with the run's ``shadow`` repository, the oracle
+    part's line counts too."""
     entries = contents.entries
     unlocked = unlocks(entries)
     verdict = verdicts(challenge, entries, unlocked)
@@ -118,6 +121,9 @@ def build_report(challenge: Challenge, contents: LogContents) -> Report:
         effects=effects(entries),
         bounds=bounds(entries),
         cheating=cheating(challenge, entries, unlocked),
+        oracle=oracle_accounting(
+            challenge.spec, entries, shadow_lines(shadow) if shadow is not None and shadow.is_dir() else None
+        ),
     )
 
 
