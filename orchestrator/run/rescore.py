@@ -128,7 +128,7 @@ async def rescore(
         entries = await _rescored_rubric(challenge, workspace, entries, judge or RuleJudge())
     finally:
         shutil.rmtree(folder.path / "rescore-scratch", ignore_errors=True)
-    new = build_report(challenge, LogContents(contents.header, entries, contents.torn))
+    new = build_report(challenge, LogContents(contents.header, entries, contents.torn), folder.shadow)
     old_path = folder.path / "report.json"
     try:
         old = load_report(old_path) if old_path.is_file() else build_report(challenge, contents)

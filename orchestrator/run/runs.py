@@ -74,7 +74,7 @@ def _header(challenge: Challenge, agent: Agent, start: str | None) -> dict[str, 
 def write_reports(challenge: Challenge, folder: RunFolder, name: str = "report") -> Report:
     """Build the report from the log; write ``<name>.json``, ``<name>.md`` and ``<name>.html``."""
     contents = read_log(folder.log)
-    report = build_report(challenge, contents)
+    report = build_report(challenge, contents, folder.shadow)
     (folder.path / f"{name}.json").write_text(report_json(report))
     (folder.path / f"{name}.md").write_text(report_markdown(report))
     (folder.path / f"{name}.html").write_text(report_html(report, contents.entries))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -53,6 +54,7 @@ from orchestrator.log.report import (
     TriggerOutcome,
     usage_of,
 )
+from orchestrator.scoring.adaptation import adaptation
 from orchestrator.scoring.groups import full_marks, group_rows, scored
 from orchestrator.scoring.model_budget import model_budget
 from orchestrator.scoring.model_usage import model_usage
@@ -89,8 +91,9 @@ def finished(entries: Sequence[Entry]) -> bool:
     return False
 
 
-def build_report(challenge: Challenge, contents: LogContents) -> Report:
-    """The report of a run, from its log."""
+def build_report(challenge: Challenge, contents: LogContents, shadow: Path | None = None) -> Report:
+    """The report of a run, from its log (and its ``shadow`` repository for the stale work of
+    the adaptation part: without it that is said not measured)."""
     entries = contents.entries
     unlocked = unlocks(entries)
     verdict = verdicts(challenge, entries, unlocked)
@@ -115,6 +118,7 @@ def build_report(challenge: Challenge, contents: LogContents) -> Report:
         scope=scope(entries),
         effects=effects(entries),
         bounds=bounds(entries),
+        adaptation=adaptation(challenge, entries, shadow),
     )
 
 
