@@ -25,6 +25,7 @@ __all__ = [
     "FAILED",
     "NOT_VALID",
     "READABLE_COMPARISONS",
+    "AdaptationFigures",
     "AgentCost",
     "AgentDifference",
     "AgentSummary",
@@ -55,6 +56,7 @@ __all__ = [
     "RuleResult",
     "Share",
     "Tally",
+    "TrialAdaptation",
     "TrialRow",
     "load_comparison",
 ]
@@ -105,6 +107,19 @@ class ReviewCounts(BaseModel):
     pending: int = 0
 
 
+class TrialAdaptation(BaseModel):
+    """One message's adaptation figures in a trial's report (docs/report.md#adaptation): seconds
+    from its delivery to the first change, first passing test and passing (null: never), its
+    stale changes (null: not measured) and regressions."""
+
+    trigger: str
+    first_change_seconds: float | None
+    first_passing_test_seconds: float | None
+    passing_seconds: float | None
+    stale_changes: int | None
+    regressions: int
+
+
 class TrialRow(BaseModel):
     """The trial that stands for one cell (challenge x agent x mode x trial).
 
@@ -148,6 +163,8 @@ class TrialRow(BaseModel):
     score: float | None = None
     #: The session ended ``budget_exhausted`` (``--budget``): scored as it stands, counted apart.
     budget_exhausted: bool = False
+    #: The report's adaptation part, per message (docs/compare.md#adaptation).
+    adaptation: list[TrialAdaptation] = []
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -483,6 +500,23 @@ class AgentCost(BaseModel):
     frontier: bool | None
 
 
+class AdaptationFigures(BaseModel):
+    """How an agent took the messages, over the valid trials of a cell (``challenge`` set) or of
+    the agent in a mode (``challenge`` null): medians of the delays in seconds over the messages
+    that reached each event, and the stale changes and regressions summed (docs/compare.md#adaptation)."""
+
+    challenge: str | None
+    agent: str
+    mode: str
+    messages: int
+    first_change: ReportedFigure
+    first_passing_test: ReportedFigure
+    passing: ReportedFigure
+    stale_changes: int
+    stale_measured: int
+    regressions: int
+
+
 class Comparison(BaseModel):
     """``compare.json``."""
 
@@ -503,6 +537,8 @@ class Comparison(BaseModel):
     provenance: Provenance
     #: Each agent's cost per mode (absent from files written before it: read as empty).
     costs: list[AgentCost] = []
+    #: Adaptation per cell and per agent (absent from files written before it: read as empty).
+    adaptation: list[AdaptationFigures] = []
 
     def json_form(self) -> dict[str, JsonValue]:
         """As JSON values, keys in the file's order."""

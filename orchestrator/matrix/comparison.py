@@ -47,6 +47,7 @@ from orchestrator.log.comparison import (
 )
 from orchestrator.log.documents import DocumentError
 from orchestrator.log.matrix_manifest import MatrixManifest
+from orchestrator.matrix.adaptation import adaptation_figures
 from orchestrator.matrix.attempts import FAILED, NOT_VALID, AttemptsLog, counted
 from orchestrator.matrix.costs import agent_costs
 from orchestrator.matrix.decision import evaluate
@@ -116,6 +117,7 @@ def build_comparison(results: Path) -> Comparison:
             retried_invalid=sum(a.reason == "invalid" for a in attempts),
         ),
         costs=agent_costs(trials, agents, modes),
+        adaptation=adaptation_figures(trials, challenges, agents, modes),
     )
 
 

@@ -20,6 +20,7 @@ from orchestrator.log.comparison import (
 )
 from orchestrator.log.records import EffectFinding
 from orchestrator.log.report import Report, ReportError, Usage, UsageFigure, load_report
+from orchestrator.matrix.adaptation import trial_adaptation
 from orchestrator.matrix.attempts import Attempt
 from orchestrator.matrix.review import Reviews, item_id, items_of
 
@@ -121,6 +122,7 @@ def trial_row(
         cost_source="cli" if report.model_usage is None else "gateway",
         score=score.total,
         budget_exhausted=report.run.end_reason == "budget_exhausted",
+        adaptation=trial_adaptation(report),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from orchestrator.log.comparison import Comparison
 from orchestrator.render import inert
+from orchestrator.render.comparison_adaptation import adaptation_html
 from orchestrator.render.comparison_costs import cost_html
 from orchestrator.render.comparison_text import (
     CELL_COLUMNS,
@@ -125,6 +126,7 @@ def comparison_html(comparison: Comparison) -> str:
             [({"agent": c.agent, "challenge": c.challenge}, cell_row(c)) for c in comparison.cells],
         ),
         *cost_html(comparison.costs),
+        *adaptation_html(comparison.adaptation),
         "<h2>Trials, paired across agents</h2>",
         _table(pair_columns(comparison), [({"challenge": row[0]}, row) for row in pair_rows(comparison)]),
         *_fresh(comparison),

@@ -21,6 +21,7 @@ from orchestrator.log.comparison import (
     ReportedFigure,
     Share,
 )
+from orchestrator.render.comparison_adaptation import adaptation_markdown, print_adaptation
 from orchestrator.render.comparison_costs import cost_markdown, print_costs
 from orchestrator.render.inert import markdown, markdown_block, terminal
 from orchestrator.render.phrases import duration, made_in, percent
@@ -315,6 +316,7 @@ def comparison_markdown(comparison: Comparison) -> str:
         _md_table([h for h, _ in CELL_COLUMNS], [cell_row(c) for c in comparison.cells]),
     ]
     out += ["", *cost_markdown(comparison.costs)]
+    out += ["", *adaptation_markdown(comparison.adaptation)]
     out += [
         "",
         "## Trials, paired across agents",
@@ -368,5 +370,6 @@ def print_comparison(comparison: Comparison, console: Console) -> None:
         table.add_row(*(terminal(text) for text in cell_row(cell)))
     console.print(table)
     print_costs(comparison.costs, console)
+    print_adaptation(comparison.adaptation, console)
     for note in comparison.not_covered:
         console.print(terminal(f"not covered: {note}"))

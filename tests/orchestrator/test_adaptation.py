@@ -17,9 +17,12 @@ from pathlib import Path
 import pytest
 
 from orchestrator.challenge.loader import load_challenge
+from orchestrator.log.comparison import TrialRow
 from orchestrator.log.eventlog import EventLog, read_log
 from orchestrator.log.records import ModelRequest, WorkspaceCreated
-from orchestrator.log.report import Adaptation
+from orchestrator.log.report import Adaptation, Report
+from orchestrator.matrix.adaptation import adaptation_figures, trial_adaptation
+from orchestrator.render.comparison_adaptation import adaptation_markdown
 from orchestrator.scoring.adaptation import reference_change
 from orchestrator.scoring.report import build_report
 from tests.cli import in_process
@@ -270,3 +273,62 @@ def test_the_briefing_is_no_adaptation(
         load_challenge(recorded(tmp_path, turns) / "challenge"), read_log(tmp_path / "run" / "events.jsonl")
     )
     assert [a.trigger for a in report.adaptation] == ["retraction"]
+
+
+def trial(agent: str, number: int, report: Report) -> TrialRow:
+    """A completed trial of ``agent`` on the small challenge, its figures from ``report``."""
+    return TrialRow(
+        challenge="small-retraction",
+        agent=agent,
+        mode="evolving",
+        trial=number,
+        status="completed",
+        attempt=1,
+        run=f"runs/{agent}-{number}",
+        agent_spec="scripted",
+        adaptation=trial_adaptation(report),
+    )
+
+
+def test_compare_takes_medians_per_cell_and_agent_and_sums_stale_work(tmp_path: Path) -> None:
+    """Two late trials and one prompt one per agent: the late agent's medians are its 10/12/52 s,
+    its stale changes 2+2 and regressions 1+1; the prompt agent's 10/12/12 s, nothing stale; the
+    table shows both, per cell and over all challenges."""
+    reports = {}
+    for name, turns in (("late", LATE), ("prompt", PROMPT)):
+        folder = recorded(tmp_path / name, turns)
+        reports[name] = build_report(
+            load_challenge(folder / "challenge"), read_log(folder / "events.jsonl"), folder / "shadow.git"
+        )
+    trials = [
+        trial("late", 1, reports["late"]),
+        trial("late", 2, reports["late"]),
+        trial("prompt", 1, reports["prompt"]),
+    ]
+    trials.append(trial("prompt", 2, reports["prompt"]).model_copy(update={"status": "invalid"}))
+    late_all, late_cell, prompt_all, prompt_cell = adaptation_figures(
+        trials, ["small-retraction"], ["late", "prompt"], ["evolving"]
+    )
+    assert (late_all.challenge, late_cell.challenge) == (None, "small-retraction")
+    assert late_all.model_dump(exclude={"challenge"}) == late_cell.model_dump(exclude={"challenge"})
+    assert late_all.model_dump() == {
+        "challenge": None,
+        "agent": "late",
+        "mode": "evolving",
+        "messages": 2,
+        "first_change": {"median": 10.0, "reported": 2, "of": 2},
+        "first_passing_test": {"median": 12.0, "reported": 2, "of": 2},
+        "passing": {"median": 52.0, "reported": 2, "of": 2},
+        "stale_changes": 4,
+        "stale_measured": 2,
+        "regressions": 2,
+    }
+    assert (
+        prompt_all.messages,
+        prompt_all.passing.median,
+        prompt_all.stale_changes,
+        prompt_all.regressions,
+    ) == (1, 12.0, 0, 0)
+    assert prompt_cell.challenge == "small-retraction"
+    table = "\n".join(adaptation_markdown([late_all, prompt_all]))
+    assert "| late | evolving | all | 2 | 10 (2/2) | 12 (2/2) | 52 (2/2) | 4 (of 2 measured) | 2 |" in table
