@@ -507,8 +507,8 @@ class Delay(_Part):
     every figure None when the event never came."""
 
     seconds: float | None
-    #: Agent turns that ended after the delivery and before the event (0: the event came in the
-    #: turn that got the message).
+    #: The turns begun from the delivery to the event: 1 when it came in (or just after) the turn
+    #: that got the message.
     turns: int | None
     #: The gateway's ``model.request`` records in between; None too for a run made without the gateway.
     requests: int | None

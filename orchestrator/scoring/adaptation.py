@@ -23,7 +23,7 @@ from orchestrator.log.report import Adaptation, Delay, Message, Regression, Stal
 from orchestrator.scoring.groups import full_marks
 from orchestrator.scoring.turns import messages
 from orchestrator.system.git import GitError, git_sync
-from triggers import BRIEFING, AgentTurnEnded, FilesChanged, PhaseResult, TestsResult
+from triggers import BRIEFING, FilesChanged, MessageDelivered, PhaseResult, TestsResult
 
 __all__ = ["WITHDRAWING", "Reference", "adaptation", "reference_change", "shadow_reader"]
 
@@ -93,14 +93,17 @@ def shadow_reader(shadow: Path) -> Reader:
 
 
 def _delay(entries: Sequence[Entry], start: float, at: float | None, gateway: bool) -> Delay:
-    """The delay from ``start`` to ``at``: seconds, turns ended in between, model requests."""
+    """The delay from ``start`` to ``at``: seconds, the turns begun (every turn begins with a
+    delivery, so the distinct delivery times from ``start`` to ``at``), model requests."""
     if at is None:
         return Delay(seconds=None, turns=None, requests=None)
-    between = [e.record for e in entries if start <= e.t < at]
+    begun = {e.t for e in entries if isinstance(e.record, MessageDelivered) and start <= e.t <= at}
     return Delay(
         seconds=round(at - start, 3),
-        turns=sum(isinstance(r, AgentTurnEnded) for r in between),
-        requests=sum(isinstance(r, ModelRequest) for r in between) if gateway else None,
+        turns=len(begun),
+        requests=sum(isinstance(e.record, ModelRequest) for e in entries if start <= e.t < at)
+        if gateway
+        else None,
     )
 
 

@@ -142,7 +142,8 @@ def recorded(
 ) -> Path:
     """A run folder: phase1 done by t=12, the retraction delivered at t=20, then ``turns``
     (each a list of (time, files written, the verdicts of the run 2 s later)), a turn ending
-    8 s after its last run, a model request 5 s before each turn's first write."""
+    8 s after its last run, a model request 5 s before each turn's first write and, for each
+    turn after the first, a reminder delivered 6 s before it."""
     folder = tmp_path / "run"
     challenge = challenge_at(folder / "challenge")
     shadow = folder / "shadow.git"
@@ -165,6 +166,9 @@ def recorded(
     log.append(MessageQueued("retraction", "retraction", "Remove the feature."), 13.0)
     log.append(MessageDelivered(20.0, "retraction"), 20.0)
     for number, steps in enumerate(turns, start=1):
+        if number > 1:  # a reminder begins each later turn
+            log.append(MessageQueued("reminder", "notice", "Is the feature gone?"), steps[0][0] - 7)
+            log.append(MessageDelivered(steps[0][0] - 6, "reminder"), steps[0][0] - 6)
         log.append(request(number), steps[0][0] - 5)
         for at, files, verdicts in steps:
             changed = tuple(FileChange(name, "modified") for name in sorted(files))
@@ -206,7 +210,7 @@ def test_the_reference_change_is_the_files_and_lines_the_retraction_withdraws(tm
 
 def test_a_late_adapter_shows_its_stale_work_and_regression(tmp_path: Path) -> None:
     """Two turns spent on the retracted feature (one breaking core()), then the removal: two
-    stale changes, undone 52 s and 2 turns after delivery, and core's test broken for 20 s."""
+    stale changes, undone 52 s and 3 turns after delivery, and core's test broken for 20 s."""
     one = adaptation_of(recorded(tmp_path, LATE))
     assert (one.message, one.trigger, one.kind, one.phase, one.delivered_at) == (
         2,
@@ -216,9 +220,9 @@ def test_a_late_adapter_shows_its_stale_work_and_regression(tmp_path: Path) -> N
         20.0,
     )
     assert one.reference_files == ["app.py", "feature.py"]
-    assert one.first_change.model_dump() == {"seconds": 10.0, "turns": 0, "requests": 1}
-    assert one.first_passing_test.model_dump() == {"seconds": 12.0, "turns": 0, "requests": 1}
-    assert one.passing.model_dump() == {"seconds": 52.0, "turns": 2, "requests": 3}
+    assert one.first_change.model_dump() == {"seconds": 10.0, "turns": 1, "requests": 1}
+    assert one.first_passing_test.model_dump() == {"seconds": 12.0, "turns": 1, "requests": 1}
+    assert one.passing.model_dump() == {"seconds": 52.0, "turns": 3, "requests": 3}
     assert one.stale is not None
     assert one.stale.model_dump() == {
         "files": ["app.py", "feature.py"],
@@ -226,7 +230,7 @@ def test_a_late_adapter_shows_its_stale_work_and_regression(tmp_path: Path) -> N
         "changes": 2,
         "changed_files": ["app.py", "feature.py"],
         "undone": True,
-        "undone_after": {"seconds": 52.0, "turns": 2, "requests": 3},
+        "undone_after": {"seconds": 52.0, "turns": 3, "requests": 3},
     }
     assert [r.model_dump() for r in one.regressions] == [
         {"test": "phase1/test_core.py::test_core", "failed_after": 32.0, "repaired_after": 52.0}
@@ -237,8 +241,8 @@ def test_a_late_adapter_shows_its_stale_work_and_regression(tmp_path: Path) -> N
 def test_a_prompt_adapter_has_no_stale_work_and_passes_at_once(tmp_path: Path) -> None:
     """The removal in the first turn: every delay is the first run's 12 s, nothing stale, no regression."""
     one = adaptation_of(recorded(tmp_path, PROMPT))
-    at_once = {"seconds": 12.0, "turns": 0, "requests": 1}
-    assert one.first_change.model_dump() == {"seconds": 10.0, "turns": 0, "requests": 1}
+    at_once = {"seconds": 12.0, "turns": 1, "requests": 1}
+    assert one.first_change.model_dump() == {"seconds": 10.0, "turns": 1, "requests": 1}
     assert one.passing.model_dump() == at_once
     assert one.stale is not None
     assert (one.stale.changes, one.stale.changed_files, one.stale.undone) == (0, [], True)
@@ -255,7 +259,7 @@ def test_report_rebuilds_the_figures_for_a_run_recorded_without_them(tmp_path: P
     assert result.exit_code == 0, result.output
     [written] = json.loads((folder / "report.json").read_text())["adaptation"]
     assert written["stale"]["changes"] == 2
-    assert written["passing"] == {"seconds": 52.0, "turns": 2, "requests": 3}
+    assert written["passing"] == {"seconds": 52.0, "turns": 3, "requests": 3}
     assert "## Adaptation" in (folder / "report.md").read_text()
     shutil.rmtree(folder / "shadow.git")
     assert in_process("report", str(folder)).exit_code == 0
