@@ -140,7 +140,8 @@ def request(number: int) -> ModelRequest:
 def recorded(
     tmp_path: Path, turns: list[list[tuple[float, dict[str, str], tuple[PhaseResult, ...]]]]
 ) -> Path:
-    """A run folder: phase1 done by t=12, the retraction delivered at t=20, then ``turns``
+    """A run folder: phase1 done by t=12, the retraction delivered at t=20, notes.md written at
+    t=22, then ``turns``
     (each a list of (time, files written, the verdicts of the run 2 s later)), a turn ending
     8 s after its last run, a model request 5 s before each turn's first write and, for each
     turn after the first, a reminder delivered 6 s before it."""
@@ -165,6 +166,7 @@ def recorded(
     log.append_all([TriggerFired("retraction", "phase1 passed"), PhaseUnlocked("phase2", "retraction")], 13.0)
     log.append(MessageQueued("retraction", "retraction", "Remove the feature."), 13.0)
     log.append(MessageDelivered(20.0, "retraction"), 20.0)
+    log.append(FilesChanged(22.0, (FileChange("notes.md", "added"),)), 22.0)  # no file of the reference
     for number, steps in enumerate(turns, start=1):
         if number > 1:  # a reminder begins each later turn
             log.append(MessageQueued("reminder", "notice", "Is the feature gone?"), steps[0][0] - 7)
@@ -193,7 +195,13 @@ LATE = [
     [(50.0, BROKEN, outcomes(False, gone=False))],
     [(70.0, PHASE2, outcomes(True, gone=True))],
 ]
-PROMPT = [[(30.0, PHASE2, outcomes(True, gone=True))]]
+#: The removal, then a tidy-up: the feature stays gone.
+PROMPT = [
+    [
+        (30.0, PHASE2, outcomes(True, gone=True)),
+        (40.0, {"app.py": CORE + "# tidy\n"}, outcomes(True, gone=True)),
+    ]
+]
 
 
 def test_the_reference_change_is_the_files_and_lines_the_retraction_withdraws(tmp_path: Path) -> None:

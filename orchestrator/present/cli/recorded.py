@@ -338,7 +338,7 @@ def show_command(run: Path, follow: bool, verbose: bool, message: int | None) ->
         console.print(f"the run is not live (its process {folder.pid} is gone); showing what was recorded")
     path = folder.challenge_as_run(header)
     try:  # the score and failing checks, rebuilt from the log as report.json is
-        report = build_report(load_challenge(path), contents)
+        report = build_report(load_challenge(path), contents, folder.shadow)
     except ChallengeError:
         console.print(f"no score shown: the challenge the run used ({path}) cannot be loaded")
         return
