@@ -81,12 +81,19 @@ def reference_change(challenge: Challenge, phase_id: str) -> Reference | None:
 
 
 def shadow_reader(shadow: Path) -> Reader:
-    """A reader of files at the trees of ``shadow`` (a bare repository)."""
+    """A reader of files at the trees of ``shadow`` (a bare repository): a file's text, None
+    when the tree has no such file (or it is not text), :class:`LookupError` when the tree is
+    not in ``shadow``: a snapshot that cannot be read is not one without the withdrawn code."""
 
     def read(tree: str, path: str) -> str | None:
+        git = ["--git-dir", str(shadow), "cat-file"]
         try:
-            return git_sync(["--git-dir", str(shadow), "cat-file", "blob", f"{tree}:{path}"], cwd=shadow)
+            git_sync([*git, "-e", f"{tree}^{{tree}}"], cwd=shadow)
         except GitError:
+            raise LookupError(f"{tree} is not a tree of {shadow}") from None
+        try:
+            return git_sync([*git, "blob", f"{tree}:{path}"], cwd=shadow)
+        except (GitError, UnicodeDecodeError):  # no such file, or bytes that are not text
             return None
 
     return read
@@ -198,10 +205,16 @@ def _stale(
         present = sum(len(change.removed[p] & _lines(text or "")) for p, text in texts.items())
         return texts, present
 
-    previous = state(before[-1]) if before and before[-1] else None
+    try:
+        previous = state(before[-1]) if before and before[-1] else None
+    except LookupError:
+        previous = None
     changes, changed, undone = 0, set[str](), None
     for t, tree in trees:
-        texts, present = state(tree)
+        try:
+            texts, present = state(tree)
+        except LookupError:  # not in shadow.git (a damaged run folder): skipped, never "undone"
+            continue
         if previous is not None and texts != previous[0] and present and present >= previous[1]:
             changes += 1
             changed.update(p for p in withdrawn if texts[p] != previous[0][p])

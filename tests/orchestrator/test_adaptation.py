@@ -260,7 +260,8 @@ def test_a_prompt_adapter_has_no_stale_work_and_passes_at_once(tmp_path: Path) -
 
 def test_report_rebuilds_the_figures_for_a_run_recorded_without_them(tmp_path: Path) -> None:
     """A folder whose log and report.json predate adaptation: ``changeup report`` writes it into
-    report.json and report.md; without shadow.git the stale work is said not measured."""
+    report.json and report.md; without shadow.git the stale work is said not measured, and
+    with one that lacks the snapshots nothing is taken as undone."""
     folder = recorded(tmp_path, LATE)
     (folder / "report.json").write_text(json.dumps({"report_version": 1}))
     result = in_process("report", str(folder))
@@ -274,6 +275,10 @@ def test_report_rebuilds_the_figures_for_a_run_recorded_without_them(tmp_path: P
     [unread] = json.loads((folder / "report.json").read_text())["adaptation"]
     assert unread["stale"] is None
     assert "shadow.git cannot be read" in unread["note"]
+    subprocess.run(["git", "init", "-q", "--bare", str(folder / "shadow.git")], check=True)
+    emptied = adaptation_of(folder).stale  # a shadow.git without the snapshots: nothing is undone
+    assert emptied is not None
+    assert (emptied.changes, emptied.undone, emptied.undone_after.seconds) == (0, False, None)
 
 
 @pytest.mark.parametrize("turns", [LATE, PROMPT])
