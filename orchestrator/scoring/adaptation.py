@@ -85,12 +85,18 @@ def shadow_reader(shadow: Path) -> Reader:
     when the tree has no such file (or it is not text), :class:`LookupError` when the tree is
     not in ``shadow``: a snapshot that cannot be read is not one without the withdrawn code."""
 
+    trees: dict[str, bool] = {}  # whether each tree asked about is there: asked once each
+
     def read(tree: str, path: str) -> str | None:
         git = ["--git-dir", str(shadow), "cat-file"]
-        try:
-            git_sync([*git, "-e", f"{tree}^{{tree}}"], cwd=shadow)
-        except GitError:
-            raise LookupError(f"{tree} is not a tree of {shadow}") from None
+        if tree not in trees:
+            try:
+                git_sync([*git, "-e", f"{tree}^{{tree}}"], cwd=shadow)
+                trees[tree] = True
+            except GitError:
+                trees[tree] = False
+        if not trees[tree]:
+            raise LookupError(f"{tree} is not a tree of {shadow}")
         try:
             return git_sync([*git, "blob", f"{tree}:{path}"], cwd=shadow)
         except (GitError, UnicodeDecodeError):  # no such file, or bytes that are not text
