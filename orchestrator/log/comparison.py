@@ -509,9 +509,9 @@ class AdaptationFigures(BaseModel):
     agent: str
     mode: str
     messages: int
-    first_change: ReportedFigure
-    first_passing_test: ReportedFigure
-    passing: ReportedFigure
+    first_change_seconds: ReportedFigure
+    first_passing_test_seconds: ReportedFigure
+    passing_seconds: ReportedFigure
     stale_changes: int
     stale_measured: int
     regressions: int

@@ -55,9 +55,9 @@ def adaptation_rows(figures: Sequence[AdaptationFigures]) -> list[list[str]]:
             row.mode,
             row.challenge or "all",
             str(row.messages),
-            _median(row.first_change),
-            _median(row.first_passing_test),
-            _median(row.passing),
+            _median(row.first_change_seconds),
+            _median(row.first_passing_test_seconds),
+            _median(row.passing_seconds),
             f"{row.stale_changes} (of {row.stale_measured} measured)",
             str(row.regressions),
         ]

@@ -333,16 +333,16 @@ def test_compare_takes_medians_per_cell_and_agent_and_sums_stale_work(tmp_path: 
         "agent": "late",
         "mode": "evolving",
         "messages": 2,
-        "first_change": {"median": 10.0, "reported": 2, "of": 2},
-        "first_passing_test": {"median": 12.0, "reported": 2, "of": 2},
-        "passing": {"median": 52.0, "reported": 2, "of": 2},
+        "first_change_seconds": {"median": 10.0, "reported": 2, "of": 2},
+        "first_passing_test_seconds": {"median": 12.0, "reported": 2, "of": 2},
+        "passing_seconds": {"median": 52.0, "reported": 2, "of": 2},
         "stale_changes": 4,
         "stale_measured": 2,
         "regressions": 2,
     }
     assert (
         prompt_all.messages,
-        prompt_all.passing.median,
+        prompt_all.passing_seconds.median,
         prompt_all.stale_changes,
         prompt_all.regressions,
     ) == (1, 12.0, 0, 0)
