@@ -25,6 +25,7 @@ __all__ = [
     "FAILED",
     "NOT_VALID",
     "READABLE_COMPARISONS",
+    "AdaptationFigures",
     "AgentCost",
     "AgentDifference",
     "AgentSummary",
@@ -56,6 +57,7 @@ __all__ = [
     "RuleResult",
     "Share",
     "Tally",
+    "TrialAdaptation",
     "TrialRow",
     "load_comparison",
 ]
@@ -104,6 +106,19 @@ class ReviewCounts(BaseModel):
     confirmed: int = 0
     dismissed: int = 0
     pending: int = 0
+
+
+class TrialAdaptation(BaseModel):
+    """One message's adaptation figures in a trial's report (docs/report.md#adaptation): seconds
+    from its delivery to the first change, first passing test and passing (null: never), its
+    stale changes (null: not measured) and regressions."""
+
+    trigger: str
+    first_change_seconds: float | None
+    first_passing_test_seconds: float | None
+    passing_seconds: float | None
+    stale_changes: int | None
+    regressions: int
 
 
 class TrialRow(BaseModel):
@@ -158,6 +173,8 @@ class TrialRow(BaseModel):
     cheating_tests: list[str] = []
     #: The report's oracle finding: probing suspected; None: no test-pass trigger, or not assessed.
     probing: bool | None = None
+    #: The report's adaptation part, per message (docs/compare.md#adaptation).
+    adaptation: list[TrialAdaptation] = []
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -523,6 +540,23 @@ class ProbingCount(BaseModel):
     trials: list[str]
 
 
+class AdaptationFigures(BaseModel):
+    """How an agent took the messages, over the valid trials of a cell (``challenge`` set) or of
+    the agent in a mode (``challenge`` null): medians of the delays in seconds over the messages
+    that reached each event, and the stale changes and regressions summed (docs/compare.md#adaptation)."""
+
+    challenge: str | None
+    agent: str
+    mode: str
+    messages: int
+    first_change_seconds: ReportedFigure
+    first_passing_test_seconds: ReportedFigure
+    passing_seconds: ReportedFigure
+    stale_changes: int
+    stale_measured: int
+    regressions: int
+
+
 class Comparison(BaseModel):
     """``compare.json``."""
 
@@ -547,6 +581,8 @@ class Comparison(BaseModel):
     cheating: list[CheatRate] = []
     #: Each agent's trials flagged as probing, per mode (absent from files written before it: empty).
     probing: list[ProbingCount] = []
+    #: Adaptation per cell and per agent (absent from files written before it: read as empty).
+    adaptation: list[AdaptationFigures] = []
 
     def json_form(self) -> dict[str, JsonValue]:
         """As JSON values, keys in the file's order."""

@@ -25,10 +25,12 @@ __all__ = [
     "REPORT_VERSION",
     "USAGE_FIGURES",
     "Activity",
+    "Adaptation",
     "Bounds",
     "ChallengeRef",
     "Cheating",
     "CriterionScore",
+    "Delay",
     "Disagreement",
     "EffectFound",
     "Effects",
@@ -45,6 +47,7 @@ __all__ = [
     "ModelUsage",
     "OverLimit",
     "PhaseOutcome",
+    "Regression",
     "Report",
     "ReportError",
     "Rescore",
@@ -56,6 +59,7 @@ __all__ = [
     "Score",
     "ScorePart",
     "Scoring",
+    "StaleWork",
     "TriggerOutcome",
     "Turn",
     "TurnModelTotals",
@@ -526,6 +530,61 @@ class Cheating(_Part):
 OPTIONAL = ("model_usage", "budget", "scope", "effects", "bounds", "rescore", "cheating", "oracle")
 
 
+class Delay(_Part):
+    """How long from a message's delivery to an event of adapting (docs/report.md#adaptation);
+    every figure None when the event never came."""
+
+    seconds: float | None
+    #: The turns begun from the delivery to the event: 1 when it came in (or just after) the turn
+    #: that got the message.
+    turns: int | None
+    #: The gateway's ``model.request`` records in between; None too for a run made without the gateway.
+    requests: int | None
+
+
+class StaleWork(_Part):
+    """Changes made after a retraction or contradiction to the code it withdrew."""
+
+    #: The files the reference changes to withdraw code, with lines it removes (or deletes).
+    files: list[str]
+    withdrawn_lines: int
+    #: Tested snapshots after the delivery that changed a withdrawn file but removed none of
+    #: its withdrawn lines, and the files they changed.
+    changes: int
+    changed_files: list[str]
+    #: Whether a tested snapshot after the delivery held none of the withdrawn lines, and when.
+    undone: bool
+    undone_after: Delay
+
+
+class Regression(_Part):
+    """A preserved test that passed before the message and failed after it."""
+
+    test: str
+    #: Seconds from the delivery to its first failing run, and to its next passing run (None: never).
+    failed_after: float
+    repaired_after: float | None
+
+
+class Adaptation(_Part):
+    """How the agent took one delivered message that unlocked a phase (docs/report.md#adaptation)."""
+
+    message: int
+    trigger: str
+    kind: str
+    phase: str
+    delivered_at: float
+    #: The reference's changed files, relative to the previous phase's reference.
+    reference_files: list[str]
+    first_change: Delay
+    first_passing_test: Delay
+    passing: Delay
+    #: None for a message that withdraws nothing, or when shadow.git could not be read (``note``).
+    stale: StaleWork | None
+    regressions: list[Regression]
+    note: str
+
+
 class Report(_Part):
     """Everything a run says, built from its log (docs/report.md)."""
 
@@ -553,6 +612,8 @@ class Report(_Part):
     cheating: Cheating | None = None
     #: What the test-pass triggers told the agent, and the probing finding (challenges with one).
     oracle: Oracle | None = None
+    #: One per message after the briefing that unlocked a phase; empty in reports made before it.
+    adaptation: list[Adaptation] = []
 
 
 def report_json(report: Report) -> str:

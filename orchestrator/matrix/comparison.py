@@ -47,6 +47,7 @@ from orchestrator.log.comparison import (
 )
 from orchestrator.log.documents import DocumentError
 from orchestrator.log.matrix_manifest import MatrixManifest
+from orchestrator.matrix.adaptation import adaptation_figures
 from orchestrator.matrix.attempts import FAILED, NOT_VALID, AttemptsLog, counted
 from orchestrator.matrix.cheating import cheat_rates
 from orchestrator.matrix.costs import agent_costs
@@ -120,6 +121,7 @@ def build_comparison(results: Path) -> Comparison:
         costs=agent_costs(trials, agents, modes),
         cheating=cheat_rates(trials, agents, modes),
         probing=probing_counts(trials, agents, modes),
+        adaptation=adaptation_figures(trials, challenges, agents, modes),
     )
 
 

@@ -20,6 +20,7 @@ from orchestrator.log.comparison import (
 )
 from orchestrator.log.records import EffectFinding
 from orchestrator.log.report import Report, ReportError, Usage, UsageFigure, load_report
+from orchestrator.matrix.adaptation import trial_adaptation
 from orchestrator.matrix.attempts import Attempt
 from orchestrator.matrix.review import Reviews, item_id, items_of
 
@@ -125,6 +126,7 @@ def trial_row(
         cheating=_cheating(report),
         cheating_tests=[p.test for p in report.cheating.passes] if report.cheating else [],
         probing=report.oracle.probing if report.oracle and report.oracle.lines_known else None,
+        adaptation=trial_adaptation(report),
     )
 
 

@@ -11,6 +11,7 @@ import re
 
 from orchestrator.log.comparison import Comparison
 from orchestrator.render import inert
+from orchestrator.render.comparison_adaptation import adaptation_html
 from orchestrator.render.comparison_cheating import cheating_html
 from orchestrator.render.comparison_costs import cost_html
 from orchestrator.render.comparison_findings import (
@@ -206,6 +207,7 @@ def comparison_html(comparison: Comparison) -> str:
         *_cells(comparison),
         *cost_html(comparison.costs),
         *cheating_html(comparison.cheating),
+        *adaptation_html(comparison.adaptation),
         "<h2>Trials, paired across agents</h2>",
         _pairs(comparison),
         *_fresh(comparison),

@@ -21,6 +21,7 @@ from orchestrator.log.comparison import (
     ReportedFigure,
     Share,
 )
+from orchestrator.render.comparison_adaptation import adaptation_markdown, print_adaptation
 from orchestrator.render.comparison_cheating import cheating_markdown, print_cheating
 from orchestrator.render.comparison_costs import cost_markdown, print_costs
 from orchestrator.render.comparison_findings import (
@@ -327,6 +328,7 @@ def comparison_markdown(comparison: Comparison) -> str:
     ]
     out += ["", *cost_markdown(comparison.costs)]
     out += ["", *cheating_markdown(comparison.cheating)]
+    out += ["", *adaptation_markdown(comparison.adaptation)]
     out += [
         "",
         "## Trials, paired across agents",
@@ -423,6 +425,7 @@ def print_comparison(comparison: Comparison, console: Console, *, wide: bool = F
                 console.print(terminal(line), soft_wrap=False)
     print_costs(comparison.costs, console, wide=wide)
     print_cheating(comparison.cheating, console)
+    print_adaptation(comparison.adaptation, console)
     for line in [*imported_lines(comparison), *probing_lines(comparison)]:
         console.print(terminal(line), style="yellow", soft_wrap=False)
     for note in comparison.not_covered:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from orchestrator.log.records import Entry, graded_like
 from orchestrator.log.report import CriterionScore, Fraction, Report
 from orchestrator.render import inert
+from orchestrator.render.adaptation_view import adaptation_html
 from orchestrator.render.model_usage_view import model_usage_html
 from orchestrator.render.oracle_view import oracle_html
 from orchestrator.render.phrases import (
@@ -118,6 +119,7 @@ def report_html(report: Report, entries: Sequence[Entry]) -> str:
         _triggers(report),
         _messages(report),
         _failing(report),
+        adaptation_html(report),
         _scope(report),
         _effects(report),
         oracle_html(report.oracle),

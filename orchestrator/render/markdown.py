@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.log.report import CriterionScore, Report
+from orchestrator.render.adaptation_view import adaptation_markdown
 from orchestrator.render.inert import markdown as md
 from orchestrator.render.inert import markdown_block
 from orchestrator.render.model_usage_view import model_usage_markdown
@@ -156,6 +157,7 @@ def report_markdown(report: Report) -> str:
         out += ["", "## Superseded tests", ""]
         out += [f"- {md(test)} (replaced by {md(phase_id)})" for phase_id, test in superseded]
         out += [f"- {md(line)}" for line in retirements]
+    out += adaptation_markdown(report)
     out += _turns_markdown(report)
     out += model_usage_markdown(report.model_usage)
     activity = report.activity

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from orchestrator.log.report import Report
+from orchestrator.render.adaptation_view import adaptation_line
 from orchestrator.render.inert import terminal
 from orchestrator.render.model_usage_view import model_usage_line
 from orchestrator.render.oracle_view import oracle_lines
@@ -128,7 +129,13 @@ def print_outcome(report: Report, console: Console) -> None:
         console.print(f"  agent usage: {terminal(usage_line(usage))}", highlight=False)
     if report.model_usage is not None:
         console.print(f"  {terminal(model_usage_line(report.model_usage))}", highlight=False)
-    for line in (scope_line(report.scope), effects_line(report.effects), *oracle_lines(report.oracle)):
+    adapted = [adaptation_line(row) for row in report.adaptation]
+    for line in (
+        *adapted,
+        scope_line(report.scope),
+        effects_line(report.effects),
+        *oracle_lines(report.oracle),
+    ):
         if line is not None:
             console.print(f"  {terminal(line)}", highlight=False)
     for line in bounds_lines(report):

@@ -55,6 +55,7 @@ from orchestrator.log.report import (
     TriggerOutcome,
     usage_of,
 )
+from orchestrator.scoring.adaptation import adaptation
 from orchestrator.scoring.groups import full_marks, group_rows, scored
 from orchestrator.scoring.honeypot import cheating
 from orchestrator.scoring.model_budget import model_budget
@@ -95,7 +96,8 @@ def finished(entries: Sequence[Entry]) -> bool:
 
 def build_report(challenge: Challenge, contents: LogContents, shadow: Path | None = None) -> Report:
     """The report of a run, from its log; with the run's ``shadow`` repository, the oracle
-    part's line counts too."""
+    part's line counts and the adaptation part's stale work too (without it, those are said not
+    measured)."""
     entries = contents.entries
     unlocked = unlocks(entries)
     verdict = verdicts(challenge, entries, unlocked)
@@ -124,6 +126,7 @@ def build_report(challenge: Challenge, contents: LogContents, shadow: Path | Non
         oracle=oracle_accounting(
             challenge.spec, entries, shadow_lines(shadow) if shadow is not None and shadow.is_dir() else None
         ),
+        adaptation=adaptation(challenge, entries, shadow),
     )
 
 
