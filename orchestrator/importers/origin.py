@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from orchestrator.system.git import GitError, git_sync
-
 __all__ = ["imported_from"]
 
 #: ``user:password@`` in a remote URL: never copied into a challenge.
@@ -20,12 +18,16 @@ _CREDENTIALS = re.compile(r"(?<=://)[^/@]+@")
 
 
 def _git(source: Path, *args: str) -> str:
+    from orchestrator.system.git import git_sync  # loaded by an import, not by `import --help`
+
     return git_sync(args, cwd=source).strip()
 
 
 def imported_from(format: str, source: Path) -> dict[str, str]:
     """The ``imported_from:`` mapping for the task folder ``source``: its remote (``origin``),
     its path inside the clone and the commit checked out, where git knows them; else its path."""
+    from orchestrator.system.git import GitError
+
     try:
         prefix = _git(source, "rev-parse", "--show-prefix")
         commit = _git(source, "rev-parse", "HEAD")
