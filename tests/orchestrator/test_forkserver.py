@@ -7,6 +7,7 @@ import os
 import secrets
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,13 @@ def start() -> ForkServer:
 
 
 def here() -> ForkServer:
-    """A server of :func:`tests.orchestrator.forked.behave`, as a fork of this process."""
-    assert threading.active_count() == 1, "this test process has threads: it would not fork"
+    """A server of :func:`tests.orchestrator.forked.behave`, as a fork of this process. A process
+    with threads would not fork: a thread an earlier test file left finishing in this xdist worker
+    is waited for (up to a minute), and one still there is named."""
+    deadline = time.monotonic() + 60
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert threading.active_count() == 1, f"this test process has threads: {threading.enumerate()}"
     return ForkServer.here(TARGET)
 
 
