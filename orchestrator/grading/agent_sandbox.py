@@ -87,6 +87,9 @@ MODEL_FOLDER = Path("/run/changeup-model")
 
 #: How long the agent may take to freeze; past it, its processes are killed instead.
 FREEZE_LIMIT = 10.0
+#: Tries within that time: a v1 freezer can stick half-way (a parent waiting on its vfork child,
+#: the child already frozen), which thawing and freezing again undoes.
+FREEZE_TRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +233,7 @@ class AgentSandbox:
         span.held = True
         start = anyio.current_time()
         try:
-            if not await group.freeze(FREEZE_LIMIT):
+            if not await _freeze(group):
                 span.killed = True
                 await group.kill()
                 await group.freeze(FREEZE_LIMIT)  # empty: at once, and what joins it stays still
@@ -372,3 +375,14 @@ def _seed(home: Path, names: Sequence[str]) -> list[str]:
             target.chmod(0o600)
         seeded.append(name)
     return seeded
+
+
+async def _freeze(group: Cgroup) -> bool:
+    """Freeze ``group`` within ``FREEZE_LIMIT``, in ``FREEZE_TRIES`` tries: a try that sticks is
+    thawed, so the process it caught half-way runs on, then tried again; False if none held."""
+    for _ in range(FREEZE_TRIES):
+        if await group.freeze(FREEZE_LIMIT / FREEZE_TRIES):
+            return True
+        group.thaw()
+        await anyio.sleep(0.05)
+    return False
