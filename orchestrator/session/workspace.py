@@ -132,6 +132,7 @@ class Workspace:
         self.max_files = max_files  # 0: no limit
         self.max_bytes = max_bytes
         self._seen_head = read_head(path)
+        self._indexing = anyio.Lock()  # one snapshot at a time: they share the shadow's index
 
     @classmethod
     def create(
@@ -196,18 +197,19 @@ class Workspace:
             files_over = self.max_files and size.files > self.max_files
             if files_over or (self.max_bytes and size.bytes > self.max_bytes):
                 raise OverLimits(size, self.max_files or size.files, self.max_bytes or size.bytes)
-        for attempt in range(4):
-            try:
-                await self._shadow("add", "-A", "--force", "--ignore-errors", "--", *_PATHSPEC)
-                break
-            except GitError as error:
-                if attempt == 3 or "took more than" in str(error):  # stopped at its time limit: no retry
-                    _log.warning(
-                        "snapshot kept what git could index", workspace=str(self.path), error=str(error)
-                    )
+        async with self._indexing:
+            for attempt in range(4):
+                try:
+                    await self._index("add", "-A", "--force", "--ignore-errors", "--", *_PATHSPEC)
                     break
-                await anyio.sleep(0.05 * (attempt + 1))
-        return (await self._shadow("write-tree")).decode().strip()
+                except GitError as error:
+                    if attempt == 3 or "took more than" in str(error):  # stopped at its time limit: no retry
+                        _log.warning(
+                            "snapshot kept what git could index", workspace=str(self.path), error=str(error)
+                        )
+                        break
+                    await anyio.sleep(0.05 * (attempt + 1))
+            return (await self._index("write-tree")).decode().strip()
 
     async def export(self, tree: str, dest: Path, *, base: str = EMPTY_TREE) -> list[str]:
         """Make ``dest`` hold snapshot ``tree``'s files, writing only what differs from ``base``.
@@ -324,6 +326,20 @@ class Workspace:
 
     async def _shadow(self, *args: str) -> bytes:
         return await git([f"--git-dir={self.shadow}", f"--work-tree={self.path}", *args], cwd=self.path)
+
+    async def _index(self, *args: str) -> bytes:
+        """A git that writes the shadow's index. It holds ``index.lock`` while it runs, and one
+        killed holding it would leave every later snapshot failing on the lock, the final
+        grading's included: so a cancellation (the session ending) waits for it to finish, and
+        one stopped at its time limit, gone by then, has the lock it left removed. Only changeup
+        writes the shadow repository, one snapshot at a time."""
+        with anyio.CancelScope(shield=True):
+            try:
+                out = await self._shadow(*args)
+            except GitError:
+                (self.shadow / "index.lock").unlink(missing_ok=True)
+                raise
+        return out
 
     async def _difference(self, base: str, tree: str) -> list[_Change]:
         """Every entry, folders included, that differs between trees ``base`` and ``tree``; parents first."""
