@@ -109,7 +109,7 @@ def test_a_session_over_its_request_budget_ends_budget_exhausted(tmp_path: Path)
         )
         report, folder = run(TARGET, "claude-code", tmp_path / "runs", *options, env=ENV)
         answered = server.answered()
-    assert report["run"]["status"] == "completed", report["run"]
+    assert report["run"]["status"] == "completed", report["run"]["detail"]
     assert (report["run"]["end_reason"], report["run"]["end_detail"]) == (
         "budget_exhausted",
         "the session's budget of 3 model requests is spent",

@@ -75,7 +75,7 @@ def test_a_recorded_session_replays_the_same_and_a_changed_agent_diverges(tmp_pa
             EXPORT_TIME, agent, tmp_path / "first", "--model-upstream", server.url, env=env
         )
         answered = server.answered()
-    assert report["run"]["status"] == "completed", report["run"]
+    assert report["run"]["status"] == "completed", report["run"]["detail"]
     assert [p["full_marks"] for p in report["phases"]] == [True, True]
     # Kept: each exchange the server answered, its answer byte for byte; no key, no token.
     assert len(answered) == 4

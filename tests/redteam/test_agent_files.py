@@ -205,7 +205,7 @@ def test_an_inbox_worker_cannot_make_changeup_write_through_its_links(tmp_path: 
         worker.kill()
     assert tree_digest(host.parent) == before
     read_log(folder / "events.jsonl")
-    assert report["run"]["status"] == "completed", report["run"]
+    assert report["run"]["status"] == "completed", report["run"]["detail"]
     notes = (folder / "workspace" / "inbox-worker.txt").read_text()
     assert "DONE link .changeup/inbox/002.md to the host file" in notes, said + notes
     assert "refused writing the host file" in notes

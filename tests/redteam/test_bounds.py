@@ -126,7 +126,7 @@ def test_an_agent_flooding_memory_processes_tmp_and_disk_is_bounded_logged_and_s
         challenge, f"command:python3 {AGENTS / 'floods.py'}", tmp_path / "runs", *KIT, env=env
     )
 
-    assert report["run"]["status"] == "completed", report["run"]
+    assert report["run"]["status"] == "completed", report["run"]["detail"]
     assert report["run"]["end_reason"] == "agent_exited"
     attempts = (folder / "workspace" / "attempts.txt").read_text()
     assert "exited -9" in attempts  # the hog, ended by the kernel at the limit
@@ -244,7 +244,7 @@ def test_a_shared_memory_channel_carries_nothing_to_a_frozen_agent(tmp_path: Pat
         assert "the freezer is off (CHANGEUP_FREEZE=off was set)" in warnings
         assert "not frozen while hidden tests run" in warnings
         assert "NOT BOUNDED" in (folder / "report.md").read_text()
-    assert report["run"]["status"] == "completed", report["run"]
+    assert report["run"]["status"] == "completed", report["run"]["detail"]
     assert _groups_left(folder) == []
 
 
