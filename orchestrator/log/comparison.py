@@ -432,7 +432,7 @@ class ChallengeSummary(BaseModel):
 
     id: str
     title: str
-    pattern: str
+    pattern: str | None  # null: the challenge names none
     sha256: str
     #: Where an imported challenge's source is public; null: not imported (docs/compare.md#imported).
     imported_from: str | None = None

@@ -62,7 +62,8 @@ class ChallengeEntry(BaseModel):
 
     id: str
     title: str
-    pattern: str
+    #: null: the challenge names no pattern (it may omit ``pattern:``)
+    pattern: str | None
     sha256: str
     path: str
     phases: list[str]

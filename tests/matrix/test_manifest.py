@@ -10,7 +10,8 @@ from pydantic import JsonValue
 
 from orchestrator.log.matrix_manifest import DecisionRule
 from orchestrator.matrix import ResultsRefused, build_comparison, load_matrix, open_results
-from orchestrator.matrix.manifest import build_matrix_manifest, differences, read_manifest
+from orchestrator.matrix.manifest import build_matrix_manifest, differences, read_manifest, write_manifest
+from tests.cli import REPO
 from tests.matrix.samples import V6_V7, matrix_file
 
 
@@ -109,3 +110,14 @@ def test_a_gateways_upstream_and_price_table_are_frozen_and_a_changed_table_is_a
         'agents.v6.model_gateway.prices.date: frozen as "2026-01-02", now "2026-01-03"',
         f'agents.v6.model_gateway.prices.sha256: frozen as "{before}", now "{after}"',
     ]
+
+
+def test_a_challenge_that_names_no_pattern_is_frozen_and_read_back(tmp_path: Path) -> None:
+    """``pattern:`` may be left out of a challenge; a matrix over one freezes it as null (it once
+    failed validation there, with a traceback)."""
+    target = REPO / "tests" / "fixtures" / "redteam-target"
+    text = f"matrix:\n  challenges: [{target}]\n  agents:\n    - {{name: ref, agent: scripted}}\n"
+    frozen = build_matrix_manifest(load_matrix(matrix_file(tmp_path, text)))
+    assert [(c.id, c.pattern) for c in frozen.challenges] == [("redteam-target", None)]
+    write_manifest(tmp_path / "results", frozen)
+    assert read_manifest(tmp_path / "results") == frozen
