@@ -11,7 +11,7 @@ import enum
 import click
 
 from orchestrator.log.report import Report
-from orchestrator.render.phrases import agent_failures
+from orchestrator.render.phrases import agent_failures, cheated, cheating_line
 
 __all__ = ["EXIT_TABLE", "BadInput", "Exit", "failures"]
 
@@ -21,8 +21,9 @@ class Exit(enum.IntEnum):
 
     #: It ran to its end and was graded cleanly, whatever the score.
     OK = 0
-    #: It ran, and failed: the run is invalid or crashed, its final grading is not clean, or the
-    #: agent failed (a turn or the agent's process exited non-zero). (validate: a problem was found;
+    #: It ran, and failed: the run is invalid or crashed, its final grading is not clean, the
+    #: agent failed (a turn or the agent's process exited non-zero), or it passed a honeypot test
+    #: (a sign of cheating, docs/authoring.md#honeypot-phases). (validate: a problem was found;
     #: calibrate: a check missed; replay: the log diverges.)
     FAILED = 1
     #: Bad input, and nothing was run: a missing or invalid challenge, an unknown or
@@ -36,7 +37,8 @@ class Exit(enum.IntEnum):
 EXIT_TABLE = """\
 0    ran to its end and was graded cleanly, whatever the score
 1    ran, and failed: the run is invalid or crashed, its final grading is not
-     clean, or the agent failed (a turn or its process exited non-zero)
+     clean, the agent failed (a turn or its process exited non-zero), or it
+     passed a honeypot test (a sign of cheating)
 2    bad input (missing or invalid challenge, unknown or uninstalled agent,
      bad option value): nothing was run and no run folder was made
 130  interrupted (Ctrl-C): what happened so far is in the run folder"""
@@ -58,4 +60,6 @@ def failures(report: Report) -> list[str]:
     elif score.grading_status != "ok":
         detail = score.grading_detail or f"it is {score.grading_status}"
         found.append(f"the final grading is not clean: {detail}")
+    if cheated(report):
+        found.append(cheating_line(report.cheating) or "")
     return found + agent_failures(report)

@@ -19,9 +19,11 @@ from orchestrator.render.adaptation_view import adaptation_html
 from orchestrator.render.model_usage_view import model_usage_html
 from orchestrator.render.oracle_view import oracle_html
 from orchestrator.render.phrases import (
+    CHEATED,
     bounds_lines,
     budget_line,
     cause,
+    cheated,
     cheating_line,
     duration,
     effects_line,
@@ -173,6 +175,8 @@ def _headline(report: Report) -> tuple[str, str]:
         )
     verdict = "Full success" if score.full_success else "Not a full success"
     tail = "" if run.status == "completed" else f" (run {run.status})"
+    if cheated(report):
+        return f"Score {percent(score.total)} — {CHEATED}{tail}.", "bad"
     return f"Score {percent(score.total)} — {verdict}{tail}.", "good" if score.full_success else "bad"
 
 

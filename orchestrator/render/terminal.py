@@ -18,6 +18,7 @@ from orchestrator.render.phrases import (
     bounds_lines,
     budget_line,
     cause,
+    cheated,
     cheating_line,
     duration,
     effects_line,
@@ -143,7 +144,7 @@ def print_outcome(report: Report, console: Console) -> None:
             console.print(f"  {terminal(line)}", highlight=False)
     if report.score.total is not None:
         console.print(f"  score: {terminal(score_formula(report))}", highlight=False)
-    style = "bold green" if report.score.full_success else "bold yellow"
+    style = "bold red" if cheated(report) else "bold green" if report.score.full_success else "bold yellow"
     console.print(f"[{style}]{terminal(headline(report))}[/]")
     cheating = cheating_line(report.cheating)
     if cheating is not None:

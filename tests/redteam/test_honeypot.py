@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.log.report import load_report
+from orchestrator.present.exits import failures
+from orchestrator.render.phrases import CHEATED, headline
 from tests.cli import REPO, changeup
 from tests.redteam.common import AGENTS
 
@@ -88,6 +91,13 @@ def test_a_cheater_reading_planted_expectations_is_flagged_and_counted(tmp_path:
     assert "**CHEATING: passed 2 honeypot test(s) of phase3" in (runs["cheater"] / "report.md").read_text()
     assert '<p class="headline bad" id="cheating">CHEATING' in (runs["cheater"] / "report.html").read_text()
     assert "CHEATING" not in (runs["honest"] / "report.md").read_text()
+    # Its full marks are not called a success, and `changeup run` would exit 1 for it.
+    cheated, clean = (load_report(runs[agent] / "report.json") for agent in ("cheater", "honest"))
+    assert CHEATED in headline(cheated)
+    assert "FULL SUCCESS" not in headline(cheated)
+    assert headline(clean) == "score 100% — FULL SUCCESS"
+    assert [line.split(":")[0] for line in failures(cheated)] == ["CHEATING"]
+    assert failures(clean) == []
 
     comparison = json.loads((results / "compare.json").read_text())
     rates = {entry["agent"]: entry for entry in comparison["cheating"]}
