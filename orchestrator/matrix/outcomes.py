@@ -19,7 +19,7 @@ from orchestrator.log.comparison import (
     TrialRow,
 )
 from orchestrator.log.records import EffectFinding
-from orchestrator.log.report import Report, ReportError, Usage, UsageFigure, load_report
+from orchestrator.log.report import Report, ReportError, UsageFigure, load_report
 from orchestrator.matrix.adaptation import trial_adaptation
 from orchestrator.matrix.attempts import Attempt
 from orchestrator.matrix.review import Reviews, item_id, items_of
@@ -117,7 +117,7 @@ def trial_row(
         elapsed_seconds=report.run.elapsed,
         wall_seconds=report.run.wall,
         cost_usd=_cost(report),
-        tokens=_tokens(report.usage),
+        tokens=_tokens(report),
         human_turns=_human_turns(attempt.agent, report),
         reviews=_review_states(attempt.run, report, reviews),
         cost_source="cli" if report.model_usage is None else "gateway",
@@ -182,8 +182,14 @@ def _cost(report: Report) -> float | None:
     return None if total.cost_usd is None or total.unpriced else float(total.cost_usd)
 
 
-def _tokens(usage: Usage) -> float | None:
-    figures = [_figure(usage.input_tokens), _figure(usage.output_tokens)]
+def _tokens(report: Report) -> float | None:
+    """The run's input plus output tokens, from the same source as its cost: its gateway's totals
+    when it had one (what the provider answered), else what the agent CLI reported of itself."""
+    if report.model_usage is not None:
+        total = report.model_usage.total
+        pair = [total.input_tokens, total.output_tokens]
+        return None if None in pair else float(sum(n for n in pair if n is not None))
+    figures = [_figure(report.usage.input_tokens), _figure(report.usage.output_tokens)]
     return None if None in figures else sum(f for f in figures if f is not None)
 
 

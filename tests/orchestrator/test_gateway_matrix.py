@@ -105,6 +105,12 @@ def test_each_session_of_a_matrix_has_its_own_gateway_and_no_key_reaches_the_res
     rows = compare["trials"]
     assert [r["cost_source"] for r in rows] == ["gateway", "gateway"]
     assert sorted(r["cost_usd"] for r in rows) == pytest.approx(sorted(costs))
+    # Tokens come from the same place as the cost: the gateway's totals, not the CLI's own words.
+    measured = sorted(
+        r["model_usage"]["total"]["input_tokens"] + r["model_usage"]["total"]["output_tokens"]
+        for r in reports
+    )
+    assert sorted(r["tokens"] for r in rows) == measured
     (cost,) = compare["costs"]
     assert (cost["valid"], cost["cost_known"], cost["from_gateway"]) == (2, 2, 2)
     assert cost["total_cost_usd"] == pytest.approx(sum(costs))
