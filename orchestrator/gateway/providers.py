@@ -125,6 +125,17 @@ class Upstreams:
         """The root ``provider``'s requests go to."""
         return self.override or self.roots.get(provider.name) or provider.root
 
+    def missing_key(self, provider: Provider) -> str | None:
+        """Why ``provider``'s requests cannot be forwarded: its own root would get no key (none
+        in changeup's environment, no ``--model-upstream``, no root of its own given); None: they can."""
+        if provider.name in self.keys or self.override or provider.name in self.roots:
+            return None
+        names = " or ".join(provider.key_vars)
+        return (
+            f"changeup holds no {provider.name} API key for the gateway to add: set {names} where "
+            "changeup runs (for a matrix on Ray, name it in the agent's send_env)"
+        )
+
     def secrets(self) -> list[str]:
         """The real keys: what the agent must never be given."""
         return [key for key in self.keys.values() if key]

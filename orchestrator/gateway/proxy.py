@@ -262,6 +262,12 @@ class Gateway:
             self._report(call)
             await self._answer(connection, stream, 400, call.detail)
             return
+        keyless = self.upstreams.missing_key(provider)
+        if keyless is not None:  # the provider would only answer 401, saying less
+            call.status, call.outcome, call.detail = 401, "refused", keyless
+            self._report(call)
+            await self._answer(connection, stream, 401, f"changeup: {keyless}")
+            return
         refusal = self.budget.admit() if self.budget is not None else None
         if refusal is not None:
             status, body = quota_refusal(provider.name, f"changeup: {refusal}")

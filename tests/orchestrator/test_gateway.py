@@ -159,6 +159,44 @@ async def test_a_request_without_the_session_token_is_refused_and_goes_nowhere()
     assert [(r.status, r.outcome) for r in records] == [(401, "refused")] * 3 + [(404, "refused")]
 
 
+@pytest.mark.slow  # a real server on 127.0.0.1
+async def test_a_provider_without_a_key_is_refused_saying_which_variable_is_missing() -> None:
+    """No key for a provider, no ``--model-upstream``, no root of its own (a Ray worker whose agent
+    forgot ``send_env``): its requests are refused at once, saying which variable to set, and go
+    nowhere; a provider whose key is there is forwarded as ever."""
+    records: list[ModelRequest] = []
+    with ModelServer(Script(()), DIALECTS["codex"]) as server:
+        # OpenAI's key and a root of its own (the test's server); Anthropic's neither.
+        upstreams = Upstreams.from_env({"OPENAI_API_KEY": REAL, "OPENAI_BASE_URL": server.url})
+        async with (
+            Gateway(upstreams, PriceTable.load(), records.append) as gateway,
+            httpx.AsyncClient(timeout=60) as client,
+        ):
+            refused = await client.post(
+                gateway.base_url("anthropic") + "/v1/messages",
+                headers={"x-api-key": gateway.token, "anthropic-version": "2023-06-01"},
+                json={"model": "claude-haiku-4-5", "max_tokens": 9, "messages": []},
+            )
+            answered = await client.post(
+                gateway.base_url("openai") + "/responses",
+                headers={"authorization": f"Bearer {gateway.token}"},
+                json={"model": "gpt-5-mini", "input": "hi"},
+            )
+        seen = server.answered()
+    assert refused.status_code == 401
+    message = refused.json()["error"]["message"]
+    assert "no anthropic API key" in message
+    assert "ANTHROPIC_API_KEY" in message
+    assert "send_env" in message
+    assert answered.status_code == 200
+    assert len(seen) == 1
+    assert [(r.provider, r.status, r.outcome) for r in records] == [
+        ("anthropic", 401, "refused"),
+        ("openai", 200, "answered"),
+    ]
+    assert records[0].detail == message.removeprefix("changeup: ")
+
+
 # asyncio only: changeup runs on asyncio (anyio.run's default); on trio, httpx's own generators left
 # mid-answer (the point of this test) are reported as unclosed, inside httpx, though closed by then.
 @pytest.mark.slow
