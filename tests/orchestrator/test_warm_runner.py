@@ -21,6 +21,8 @@ import pytest
 
 from orchestrator.challenge.loader import load_challenge
 from orchestrator.challenge.model import Challenge
+from orchestrator.grading.bounds import SessionGroups, agent_bounds
+from orchestrator.grading.bounds import test_bounds as limits_of_tests
 from orchestrator.grading.sandbox import Sandbox, detect_sandbox
 from orchestrator.grading.testrun import PytestRunner
 from orchestrator.log.verdicts import TestRun
@@ -288,6 +290,35 @@ async def test_a_cancelled_run_is_gone_when_run_returns(tmp_path: Path) -> None:
             await with_probe(workspace, PROBE.format(token=token, root=ROOT)), ("phase1",)
         )
         assert honest.status == "ok", honest.detail
+
+
+async def test_a_run_cancelled_at_any_moment_leaves_the_next_whole(tmp_path: Path) -> None:
+    """The session can end at any point of a run (export, request, pytest, its group's removal):
+    cancelled after 0 to 150 ms in 2.5 ms steps, in the session's control groups, each run is
+    followed by one of the same snapshot that gives the first run's verdicts."""
+    challenge = load_challenge(REPO / "challenges" / "export-time")
+    limits = challenge.model.limits
+    groups = SessionGroups.make(agent_bounds(limits), limits_of_tests(limits))
+    workspace = Workspace.create(challenge.workspace, tmp_path / "workspace", tmp_path / "shadow.git")
+    environment = await anyio.to_thread.run_sync(grading_environment, challenge.model.requirements)
+    runner = PytestRunner(challenge, workspace, tmp_path / "scratch", environment=environment, groups=groups)
+    solution = challenge.root / "solutions" / "reference" / "phase2" / "export_time.py"
+    (workspace.path / "export_time.py").write_text(solution.read_text())
+    phases = ("phase1", "phase2")
+    try:
+        async with runner:
+            first = await runner.run(await workspace.snapshot(), phases)
+            assert first.status == "ok", first.detail
+            for step in range(60):
+                (workspace.path / "notes.txt").write_text(str(step))  # a new snapshot: no cache
+                tree = await workspace.snapshot()
+                with anyio.move_on_after(step * 0.0025):
+                    await runner.run(tree, phases)
+                after = await runner.run(tree, phases)
+                assert after.status == "ok", (step, after.detail)
+                assert verdicts(after) == verdicts(first), step
+    finally:
+        await groups.aclose()
 
 
 async def test_a_crash_of_the_warm_interpreter_voids_the_run_and_the_next_starts_another(
